@@ -1,0 +1,30 @@
+namespace Storage.Paging;
+
+/// <summary>
+/// The pages a B+Tree works on, as one transaction sees them. Implemented by the transactions
+/// (scratch copy-on-write over the memory-mapped data file) and by an in-memory store in tests.
+/// </summary>
+/// <remarks>
+/// Pointers stay valid until the transaction ends. A pointer from <see cref="GetPage"/> is the
+/// version the transaction saw before it changed the page; after <see cref="ModifyPage"/> use the
+/// pointer it returned (repeated calls return the same one). Pages are <see cref="PageLayout.PageSizeBytes"/> long.
+/// </remarks>
+internal unsafe interface ITreePageStore
+{
+    bool IsWritable { get; }
+
+    /// <summary>Read view of a page (this transaction's own copy if it changed it). Throws <see cref="StorageCorruptedException"/> for a page number outside the file.</summary>
+    byte* GetPage(long pageNumber);
+
+    /// <summary>Read view of a contiguous run of pages (overflow values).</summary>
+    byte* GetPages(long firstPageNumber, int count);
+
+    /// <summary>A writable copy of the page, private to this transaction.</summary>
+    byte* ModifyPage(long pageNumber);
+
+    /// <summary>Allocates a contiguous run of zeroed, writable pages near <paramref name="nearPageNumber"/> when possible (pass -1 for no preference).</summary>
+    long AllocatePages(int count, long nearPageNumber, out byte* firstPage);
+
+    /// <summary>Gives a run of pages back to the free space.</summary>
+    void FreePages(long firstPageNumber, int count);
+}

@@ -1,0 +1,38 @@
+using System.Runtime.InteropServices;
+
+namespace Storage.Paging;
+
+/// <summary>
+/// The 32-byte header at the start of every page, and of the first page of an overflow run
+/// (the following pages of a run are raw value bytes).
+/// </summary>
+[StructLayout(LayoutKind.Explicit, Size = PageLayout.HeaderSizeBytes)]
+internal struct PageHeader
+{
+    /// <summary>The page's own number; a page that says it is another page is corruption.</summary>
+    [FieldOffset(0)] public long PageNumber;
+
+    [FieldOffset(8)] public PageFlags Flags;
+
+    /// <summary>Slotted pages: end of the offsets array (grows up from the header).</summary>
+    [FieldOffset(10)] public ushort Lower;
+
+    /// <summary>Slotted pages: start of node data (grows down from the end of the page).</summary>
+    [FieldOffset(12)] public ushort Upper;
+
+    [FieldOffset(14)] public ushort Reserved;
+
+    /// <summary>Overflow runs: the value's size in bytes (the run holds header + value).</summary>
+    [FieldOffset(16)] public int OverflowSizeBytes;
+
+    /// <summary>CRC32C of the page (or whole overflow run) with this field zeroed; written when the page goes to the data file.</summary>
+    [FieldOffset(20)] public uint Checksum;
+
+    /// <summary>The tree that owns the page (0 = the root tree of tree names).</summary>
+    [FieldOffset(24)] public int TreeId;
+
+    [FieldOffset(28)] public int Reserved2;
+
+    public const int ChecksumOffset = 20;
+    public const int ChecksumSizeBytes = 4;
+}

@@ -1,0 +1,38 @@
+namespace Storage;
+
+/// <summary>Why a storage operation failed; carried by <see cref="StorageException"/>.</summary>
+public enum StorageErrorCode
+{
+    /// <summary>An I/O call failed; the exception carries the OS error and the path.</summary>
+    IoFailure = 1,
+
+    /// <summary>A file of the environment is damaged (see <see cref="StorageCorruptedException"/>).</summary>
+    Corrupted,
+
+    /// <summary>The disk (or a size limit) is full (see <see cref="StorageFullException"/>).</summary>
+    DiskFull,
+
+    /// <summary>The environment was disposed.</summary>
+    EnvironmentClosed,
+
+    /// <summary>An earlier failure (a failed fsync or journal write) stopped the environment accepting writes; reopen it to recover.</summary>
+    EnvironmentPoisoned,
+
+    /// <summary>Another process (or another instance in this process) has the environment open.</summary>
+    EnvironmentLocked,
+
+    /// <summary>A write transaction could not be started within the timeout.</summary>
+    WriteTransactionTimeout,
+
+    /// <summary>The transaction was committed, rolled back, disposed, or failed earlier and cannot be used.</summary>
+    TransactionNotUsable,
+
+    /// <summary>The named tree does not exist.</summary>
+    TreeNotFound,
+
+    /// <summary>A tree with that name exists already.</summary>
+    TreeExists,
+
+    /// <summary>The files were written by an incompatible format version or page size.</summary>
+    FormatMismatch,
+}
