@@ -15,6 +15,7 @@ internal struct TreeHeader
     [FieldOffset(32)] public long OverflowPages;
     [FieldOffset(40)] public int Depth;
     [FieldOffset(44)] public int TreeId;
-    [FieldOffset(48)] public long Reserved1;
+    /// <summary>Root tree only: the highest tree id handed out so far.</summary>
+    [FieldOffset(48)] public long LastTreeId;
     [FieldOffset(56)] public long Reserved2;
 }

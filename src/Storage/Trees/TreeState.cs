@@ -14,6 +14,9 @@ internal sealed class TreeState
     public long LeafPages;
     public long OverflowPages;
 
+    /// <summary>Root tree only: the highest tree id handed out so far.</summary>
+    public long LastTreeId;
+
     /// <summary>Changed in this transaction; the transaction persists it at commit.</summary>
     public bool IsDirty;
 
@@ -29,6 +32,7 @@ internal sealed class TreeState
         BranchPages = BranchPages,
         LeafPages = LeafPages,
         OverflowPages = OverflowPages,
+        LastTreeId = LastTreeId,
     };
 
     public static TreeState FromHeader(in TreeHeader header) => new()
@@ -40,6 +44,7 @@ internal sealed class TreeState
         BranchPages = header.BranchPages,
         LeafPages = header.LeafPages,
         OverflowPages = header.OverflowPages,
+        LastTreeId = header.LastTreeId,
     };
 
     public TreeState Clone() => (TreeState)MemberwiseClone();

@@ -1,0 +1,264 @@
+using System.Diagnostics;
+using System.Numerics;
+using Storage.Paging;
+
+namespace Storage.Allocation;
+
+/// <summary>
+/// Page allocation over the persisted free-space bitmaps, with an in-memory count of free pages per
+/// section to steer the policy. Only the writer uses it. Changes of a transaction are kept apart
+/// (<see cref="_pending"/>) until it commits, and dropped when it rolls back.
+/// </summary>
+/// <remarks>
+/// Policy, chosen for what it does to the next flush: a page requested near another (a split's new
+/// sibling) takes the free page closest to it in the same section; otherwise single holes are used
+/// only in a section where at least <see cref="DenseSectionFreePages"/> have gathered, so scattered
+/// holes do not scatter the flush; otherwise the end of the file, which keeps writes contiguous.
+/// Runs of several pages take a contiguous free run in one bitmap page, or the end of the file.
+/// Freed pages can be reused at once: a snapshot that still sees the old contents finds them in the
+/// page table or the data file, which the flusher never overwrites past the oldest snapshot.
+/// </remarks>
+internal sealed unsafe class FreeSpaceMap
+{
+    public const int DenseSectionFreePages = 32;
+
+    private readonly Dictionary<long, int> _pending = new();
+    private int[] _freePerSection = [];
+    private long _denseSectionCursor;
+
+    public long TotalFreePages { get; private set; }
+
+    /// <summary>Free pages per section as committed (for stats and tools).</summary>
+    public ReadOnlySpan<int> FreePagesPerSection => _freePerSection;
+
+    /// <summary>Builds the section counts from the bitmaps (on open).</summary>
+    public void Load(Func<long, IntPtr> readPage, long nextPageNumber)
+    {
+        _freePerSection = new int[SectionsFor(nextPageNumber)];
+        TotalFreePages = 0;
+        for (long region = 0; FreeSpaceLayout.RegionStart(region) < nextPageNumber; region++)
+        {
+            for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
+            {
+                var first = FreeSpaceLayout.RegionStart(region) + (long)i * FreeSpaceLayout.BitsPerBitmapPage;
+                if (first >= nextPageNumber) break;
+                var bitmapPage = FreeSpaceLayout.RegionStart(region) + 2 + i;
+                var words = (ulong*)((byte*)readPage(bitmapPage) + FreeSpaceLayout.BitmapOffsetBytes);
+                for (var s = 0; s < FreeSpaceLayout.SectionsPerBitmapPage; s++)
+                {
+                    var count = 0;
+                    for (var w = 0; w < FreeSpaceLayout.PagesPerSection / 64; w++) count += BitOperations.PopCount(words[s * (FreeSpaceLayout.PagesPerSection / 64) + w]);
+                    var section = first / FreeSpaceLayout.PagesPerSection + s;
+                    if (section < _freePerSection.Length) _freePerSection[section] = count;
+                    TotalFreePages += count;
+                }
+            }
+        }
+    }
+
+    public long Allocate(IPageAllocationTarget tx, int count, long nearPageNumber)
+    {
+        Debug.Assert(count > 0, "allocations are of at least one page");
+        if (count == 1)
+        {
+            if (nearPageNumber >= 0 && nearPageNumber < tx.NextPageNumber)
+            {
+                var section = nearPageNumber / FreeSpaceLayout.PagesPerSection;
+                if (FreeIn(section) > 0)
+                {
+                    var page = FindFreeNear(tx, section, nearPageNumber);
+                    if (page >= 0)
+                    {
+                        Take(tx, page, 1);
+                        return page;
+                    }
+                }
+            }
+            var dense = FindDenseSection();
+            if (dense >= 0)
+            {
+                var page = FindFreeNear(tx, dense, dense * FreeSpaceLayout.PagesPerSection);
+                if (page >= 0)
+                {
+                    Take(tx, page, 1);
+                    return page;
+                }
+            }
+        }
+        else
+        {
+            var run = FindFreeRun(tx, count);
+            if (run >= 0)
+            {
+                Take(tx, run, count);
+                return run;
+            }
+        }
+        return AllocateAtEnd(tx, count);
+    }
+
+    public void Free(IPageAllocationTarget tx, long firstPage, int count)
+    {
+        for (var p = firstPage; p < firstPage + count; p++)
+        {
+            if (FreeSpaceLayout.IsReserved(p) || p >= tx.NextPageNumber) ThrowBadFree(p);
+            var bitmap = tx.ModifyPage(FreeSpaceLayout.BitmapPageFor(p));
+            var words = (ulong*)(bitmap + FreeSpaceLayout.BitmapOffsetBytes);
+            var bit = FreeSpaceLayout.BitIndex(p);
+            var mask = 1UL << (bit & 63);
+            if ((words[bit >> 6] & mask) != 0) ThrowBadFree(p);
+            words[bit >> 6] |= mask;
+            AddPending(p / FreeSpaceLayout.PagesPerSection, 1);
+        }
+    }
+
+    public void Commit(long nextPageNumber)
+    {
+        var sections = SectionsFor(nextPageNumber);
+        if (sections > _freePerSection.Length) Array.Resize(ref _freePerSection, Math.Max(sections, _freePerSection.Length * 2));
+        foreach (var (section, delta) in _pending)
+        {
+            _freePerSection[section] += delta;
+            TotalFreePages += delta;
+            Debug.Assert(_freePerSection[section] >= 0 && _freePerSection[section] <= FreeSpaceLayout.PagesPerSection, "section counts stay in range");
+        }
+        _pending.Clear();
+    }
+
+    public void Rollback() => _pending.Clear();
+
+    private int FreeIn(long section)
+    {
+        var committed = section < _freePerSection.Length ? _freePerSection[section] : 0;
+        return _pending.TryGetValue(section, out var delta) ? committed + delta : committed;
+    }
+
+    private void AddPending(long section, int delta) =>
+        _pending[section] = _pending.TryGetValue(section, out var current) ? current + delta : delta;
+
+    private long FindDenseSection()
+    {
+        var sections = _freePerSection.Length;
+        if (sections == 0 || TotalFreePages + PendingTotal() < DenseSectionFreePages) return -1;
+        for (long i = 0; i < sections; i++)
+        {
+            var section = (_denseSectionCursor + i) % sections;
+            if (FreeIn(section) >= DenseSectionFreePages)
+            {
+                _denseSectionCursor = section;
+                return section;
+            }
+        }
+        return -1;
+    }
+
+    private long PendingTotal()
+    {
+        long total = 0;
+        foreach (var delta in _pending.Values) total += delta;
+        return total;
+    }
+
+    /// <summary>The free page in <paramref name="section"/> closest to <paramref name="near"/>, or -1.</summary>
+    private static long FindFreeNear(IPageAllocationTarget tx, long section, long near)
+    {
+        var first = section * FreeSpaceLayout.PagesPerSection;
+        var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(first)) + FreeSpaceLayout.BitmapOffsetBytes);
+        var firstWord = FreeSpaceLayout.BitIndex(first) >> 6;
+        const int wordsPerSection = FreeSpaceLayout.PagesPerSection / 64;
+        var nearWord = (int)Math.Clamp((near - first) >> 6, 0, wordsPerSection - 1);
+        for (var distance = 0; distance < wordsPerSection; distance++)
+        {
+            foreach (var w in (ReadOnlySpan<int>)[nearWord + distance, nearWord - distance])
+            {
+                if (w < 0 || w >= wordsPerSection) continue;
+                var bits = words[firstWord + w];
+                if (bits == 0) continue;
+                var page = first + w * 64L + BitOperations.TrailingZeroCount(bits);
+                if (page < tx.NextPageNumber) return page;
+            }
+        }
+        return -1;
+    }
+
+    /// <summary>A run of <paramref name="count"/> free pages inside one bitmap page, or -1.</summary>
+    private long FindFreeRun(IPageAllocationTarget tx, int count)
+    {
+        if (count > FreeSpaceLayout.BitsPerBitmapPage || TotalFreePages + PendingTotal() < count) return -1;
+        const int sectionsPerBitmap = FreeSpaceLayout.SectionsPerBitmapPage;
+        for (long s0 = 0; s0 < _freePerSection.Length; s0 += sectionsPerBitmap)
+        {
+            long free = 0;
+            for (var s = s0; s < s0 + sectionsPerBitmap && s < _freePerSection.Length; s++) free += FreeIn(s);
+            if (free < count) continue;
+            var first = s0 * FreeSpaceLayout.PagesPerSection;
+            var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(first)) + FreeSpaceLayout.BitmapOffsetBytes);
+            var runStart = -1;
+            for (var bit = 0; bit < FreeSpaceLayout.BitsPerBitmapPage; bit++)
+            {
+                if ((words[bit >> 6] & (1UL << (bit & 63))) != 0)
+                {
+                    if (runStart < 0) runStart = bit;
+                    if (bit - runStart + 1 == count) return first + runStart;
+                }
+                else
+                {
+                    runStart = -1;
+                    if (words[bit >> 6] == 0) bit |= 63; // skip a used word
+                }
+            }
+        }
+        return -1;
+    }
+
+    private void Take(IPageAllocationTarget tx, long firstPage, int count)
+    {
+        for (var p = firstPage; p < firstPage + count; p++)
+        {
+            var bitmap = tx.ModifyPage(FreeSpaceLayout.BitmapPageFor(p));
+            var words = (ulong*)(bitmap + FreeSpaceLayout.BitmapOffsetBytes);
+            var bit = FreeSpaceLayout.BitIndex(p);
+            Debug.Assert((words[bit >> 6] & (1UL << (bit & 63))) != 0, "only free pages are taken");
+            words[bit >> 6] &= ~(1UL << (bit & 63));
+            AddPending(p / FreeSpaceLayout.PagesPerSection, -1);
+        }
+    }
+
+    private long AllocateAtEnd(IPageAllocationTarget tx, int count)
+    {
+        var start = tx.NextPageNumber;
+        var region = FreeSpaceLayout.RegionOf(start);
+        var regionEnd = FreeSpaceLayout.RegionStart(region + 1);
+        if (start + count > regionEnd)
+        {
+            // The run does not fit before the next region's bitmaps: leave the tail free and start after them.
+            tx.NextPageNumber = regionEnd;
+            if (regionEnd > start) Free(tx, start, (int)(regionEnd - start));
+            start = regionEnd;
+        }
+        if (FreeSpaceLayout.RegionStart(FreeSpaceLayout.RegionOf(start)) == start)
+        {
+            InitializeRegion(tx, FreeSpaceLayout.RegionOf(start));
+            start = FreeSpaceLayout.FirstUsablePage(FreeSpaceLayout.RegionOf(start));
+        }
+        tx.NextPageNumber = start + count;
+        return start;
+    }
+
+    private static void InitializeRegion(IPageAllocationTarget tx, long region)
+    {
+        var first = FreeSpaceLayout.RegionStart(region);
+        for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
+        {
+            var page = first + 2 + i;
+            FreeSpaceLayout.InitializeBitmapPage(tx.CreatePage(page), page);
+        }
+        tx.NextPageNumber = FreeSpaceLayout.FirstUsablePage(region);
+    }
+
+    private static int SectionsFor(long nextPageNumber) =>
+        checked((int)((nextPageNumber + FreeSpaceLayout.PagesPerSection - 1) / FreeSpaceLayout.PagesPerSection));
+
+    private static void ThrowBadFree(long page) =>
+        throw new StorageCorruptedException($"Page {page} was freed but is reserved, beyond the end, or free already.", pageNumber: page);
+}

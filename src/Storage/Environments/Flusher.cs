@@ -1,0 +1,226 @@
+using System.Diagnostics;
+using Storage.Journal;
+using Storage.Paging;
+using Storage.Transactions;
+
+namespace Storage.Environments;
+
+/// <summary>
+/// The high-occupancy lane: writes committed page versions to the data file in the background (sorted,
+/// adjacent pages merged into one write), never past the oldest snapshot in use; then, less often,
+/// syncs the data file, writes the other header slot, and retires journal files the header no longer needs.
+/// </summary>
+internal sealed class Flusher : IDisposable
+{
+    private const int MaxJournalFilesBeforeSync = 3;
+
+    private readonly StorageEnvironment _env;
+    private readonly Thread _thread;
+    private readonly AutoResetEvent _wake = new(false);
+    private readonly object _flushLock = new();
+    private readonly object _commitsLock = new();
+    private readonly Queue<CommitRecord> _commits = new();
+    private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
+    private readonly List<ScratchBuffer> _removed = [];
+    private readonly List<(long Epoch, ScratchBuffer Buffer)> _reclaim = [];
+    private readonly Stopwatch _sinceSync = Stopwatch.StartNew();
+    private volatile bool _stopping;
+    private long _flushedUpTo;
+    private CommitRecord? _flushedRecord;
+    private long _syncedUpTo;
+    private long _headerSequence;
+
+    public Flusher(StorageEnvironment env, long syncedTransactionId, long headerSequence)
+    {
+        _env = env;
+        _flushedUpTo = syncedTransactionId;
+        _syncedUpTo = syncedTransactionId;
+        _headerSequence = headerSequence;
+        _thread = new Thread(Run) { IsBackground = true, Name = "Storage flusher" };
+    }
+
+    public long Flushes { get; private set; }
+
+    public long FlushedPages { get; private set; }
+
+    public long FlushRuns { get; private set; }
+
+    public long FlushedBytes { get; private set; }
+
+    public long Syncs { get; private set; }
+
+    public long SyncedUpTo => Volatile.Read(ref _syncedUpTo);
+
+    public void Start() => _thread.Start();
+
+    public void RecordCommit(in CommitRecord record)
+    {
+        lock (_commitsLock) _commits.Enqueue(record);
+    }
+
+    public void Wake() => _wake.Set();
+
+    private void Run()
+    {
+        while (!_stopping)
+        {
+            _wake.WaitOne(_env.Options.FlushIntervalMs);
+            if (_stopping) break;
+            try
+            {
+                FlushAndSync(forceSync: false, ignoreReaders: false);
+            }
+            catch (Exception e)
+            {
+                // The page cache may have dropped what failed to reach the disk: only the journal can repair it.
+                _env.Poison(e);
+                return;
+            }
+        }
+    }
+
+    /// <summary>Flushes what the snapshots allow, then syncs if due (or if <paramref name="forceSync"/>).</summary>
+    public void FlushAndSync(bool forceSync, bool ignoreReaders)
+    {
+        lock (_flushLock)
+        {
+            FlushOnce(ignoreReaders);
+            var due = forceSync
+                || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
+                || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
+            if (due && _flushedUpTo > _syncedUpTo) Sync();
+            Reclaim(_env.Readers.OldestEpoch());
+        }
+    }
+
+    private void FlushOnce(bool ignoreReaders)
+    {
+        var latest = _env.CurrentState.TransactionId;
+        var upTo = ignoreReaders ? latest : _env.Readers.OldestTransaction(latest);
+        if (upTo <= _flushedUpTo) return;
+        var record = TakeRecordsUpTo(upTo);
+        if (record is null) return;
+        upTo = record.Value.TransactionId;
+
+        var started = Stopwatch.GetTimestamp();
+        _pages.Clear();
+        _env.PageTable.CollectFlushable(upTo, _pages);
+        _pages.Sort(static (a, b) => a.PageNumber.CompareTo(b.PageNumber));
+        long end = record.Value.NextPageNumber, pages = 0, bytes = 0, leaves = 0, branches = 0, overflows = 0;
+        foreach (var (page, buffer) in _pages)
+        {
+            end = Math.Max(end, page + buffer.PageCount);
+            pages += buffer.PageCount;
+            bytes += buffer.SizeBytes;
+            CountType(buffer, ref leaves, ref branches, ref overflows);
+        }
+        _env.DataFile.EnsurePageCount(end);
+        var runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
+
+        _removed.Clear();
+        _env.PageTable.RemoveUpTo(upTo, _pages, _removed);
+        var epoch = _env.Readers.AdvanceEpoch();
+        foreach (var buffer in _removed) _reclaim.Add((epoch, buffer));
+        _removed.Clear();
+        _pages.Clear();
+
+        _flushedUpTo = upTo;
+        _flushedRecord = record;
+        Flushes++;
+        FlushedPages += pages;
+        FlushRuns += runs;
+        FlushedBytes += bytes;
+        _env.Options.OnFlush?.Invoke(new FlushStats
+        {
+            FlushNumber = Flushes,
+            UpToTransactionId = upTo,
+            PagesWritten = pages,
+            Runs = runs,
+            BytesWritten = bytes,
+            LeafPages = leaves,
+            BranchPages = branches,
+            OverflowPages = overflows,
+            Duration = Stopwatch.GetElapsedTime(started),
+        });
+    }
+
+    private static unsafe void CountType(ScratchBuffer buffer, ref long leaves, ref long branches, ref long overflows)
+    {
+        var flags = ((PageHeader*)buffer.Pointer)->Flags;
+        if ((flags & PageFlags.Leaf) != 0) leaves++;
+        else if ((flags & PageFlags.Branch) != 0) branches++;
+        else if ((flags & PageFlags.Overflow) != 0) overflows += buffer.PageCount;
+    }
+
+    private CommitRecord? TakeRecordsUpTo(long upTo)
+    {
+        CommitRecord? last = null;
+        lock (_commitsLock)
+        {
+            while (_commits.TryPeek(out var next) && next.TransactionId <= upTo)
+            {
+                last = _commits.Dequeue();
+            }
+        }
+        return last;
+    }
+
+    private void Sync()
+    {
+        var record = _flushedRecord!.Value;
+        _env.DataFile.Sync();
+        _headerSequence++;
+        FileHeaderIo.Write(_env.DataFile, new FileHeader
+        {
+            Magic = FileHeader.ExpectedMagic,
+            FormatVersion = FileHeader.CurrentFormatVersion,
+            PageSizeBytes = PageLayout.PageSizeBytes,
+            EnvironmentId = _env.EnvironmentId,
+            Sequence = _headerSequence,
+            LastSyncedTransactionId = record.TransactionId,
+            NextPageNumber = record.NextPageNumber,
+            JournalFileNumber = record.JournalFileNumber,
+            JournalOffsetBytes = record.JournalEndOffsetBytes,
+            RootTree = record.RootTree,
+        });
+        _env.DataFile.Sync();
+        Volatile.Write(ref _syncedUpTo, record.TransactionId);
+        Syncs++;
+        _sinceSync.Restart();
+        _env.Journal.Retire(record.JournalFileNumber);
+    }
+
+    /// <summary>Frees scratch buffers no snapshot can reach any more.</summary>
+    private void Reclaim(long oldestEpoch)
+    {
+        var kept = 0;
+        for (var i = 0; i < _reclaim.Count; i++)
+        {
+            var (epoch, buffer) = _reclaim[i];
+            if (epoch <= oldestEpoch) _env.Scratch.Return(buffer);
+            else _reclaim[kept++] = _reclaim[i];
+        }
+        _reclaim.RemoveRange(kept, _reclaim.Count - kept);
+    }
+
+    /// <summary>Stops the thread; a last flush and sync is the caller's.</summary>
+    public void Stop()
+    {
+        _stopping = true;
+        _wake.Set();
+        if (_thread.IsAlive) _thread.Join();
+    }
+
+    /// <summary>Frees every buffer still waiting (at close, once no transaction remains).</summary>
+    public void ReleaseAll()
+    {
+        foreach (var (_, buffer) in _reclaim) _env.Scratch.Return(buffer);
+        _reclaim.Clear();
+    }
+
+    public void Dispose()
+    {
+        Stop();
+        _wake.Dispose();
+    }
+}

@@ -1,0 +1,167 @@
+using System.IO.Compression;
+using System.Runtime.CompilerServices;
+using Storage.Paging;
+using Storage.Trees;
+
+namespace Storage.Journal;
+
+/// <summary>
+/// Builds one journal entry in reusable aligned memory: records of page diffs (or whole runs for
+/// overflow values), optionally compressed, checksummed, padded to 4 KiB.
+/// </summary>
+internal sealed unsafe class JournalEntryBuilder : IDisposable
+{
+    private const int KeepCapacityBytes = 16 << 20;
+    private const int FullPageThresholdBytes = PageLayout.PageSizeBytes - 64;
+
+    /// <summary>After a compression that did not pay, this many large entries are written uncompressed before trying again.</summary>
+    private const int CompressionBackoffEntries = 32;
+
+    private readonly AlignedBuffer _entry = new(1 << 20);
+    private readonly AlignedBuffer _compressed = new(1 << 20);
+    private readonly int _compressionThresholdBytes;
+    private long _position;
+    private int _records;
+    private int _skipCompression;
+
+    public JournalEntryBuilder(int compressionThresholdBytes)
+    {
+        _compressionThresholdBytes = compressionThresholdBytes;
+    }
+
+    public int RecordCount => _records;
+
+    public long PayloadSizeBytes => _position - JournalEntryHeader.SizeBytes;
+
+    public void Begin()
+    {
+        _position = JournalEntryHeader.SizeBytes;
+        _records = 0;
+    }
+
+    /// <summary>Adds a page as its diff against <paramref name="baseline"/> (a zero page for new pages), or whole when the diff is not smaller.</summary>
+    public void AddPage(long pageNumber, byte* current, byte* baseline, bool isNew)
+    {
+        _entry.EnsureCapacity(_position + JournalRecordHeader.SizeBytes + PageLayout.PageSizeBytes, _position);
+        var dataStart = _position + JournalRecordHeader.SizeBytes;
+        var output = new Span<byte>(_entry.Pointer + dataStart, PageLayout.PageSizeBytes);
+        var size = PageDiff.Encode(current, baseline, output, FullPageThresholdBytes);
+        var kind = isNew ? JournalRecordKind.DiffFromZero : JournalRecordKind.Diff;
+        if (size < 0)
+        {
+            new ReadOnlySpan<byte>(current, PageLayout.PageSizeBytes).CopyTo(output);
+            size = PageLayout.PageSizeBytes;
+            kind = JournalRecordKind.Full;
+        }
+        WriteRecordHeader(pageNumber, 1, kind, size);
+    }
+
+    /// <summary>Adds the leading <paramref name="usedBytes"/> of a run of pages (an overflow value); the rest of the run is zero.</summary>
+    public void AddRun(long pageNumber, int pageCount, byte* data, long usedBytes)
+    {
+        _entry.EnsureCapacity(_position + JournalRecordHeader.SizeBytes + usedBytes, _position);
+        Buffer.MemoryCopy(data, _entry.Pointer + _position + JournalRecordHeader.SizeBytes, usedBytes, usedBytes);
+        WriteRecordHeader(pageNumber, pageCount, JournalRecordKind.Full, usedBytes);
+    }
+
+    private void WriteRecordHeader(long pageNumber, int pageCount, JournalRecordKind kind, long dataSizeBytes)
+    {
+        Unsafe.Write(_entry.Pointer + _position, new JournalRecordHeader
+        {
+            PageNumber = pageNumber,
+            PageCount = pageCount,
+            Kind = kind,
+            DataSizeBytes = dataSizeBytes,
+        });
+        _position += JournalRecordHeader.SizeBytes + dataSizeBytes;
+        _records++;
+    }
+
+    /// <summary>Completes the entry; returns the aligned buffer and its length (a multiple of 4 KiB).</summary>
+    public (IntPtr Pointer, long LengthBytes) Finish(ulong environmentId, long transactionId, long nextPageNumber, in TreeHeader rootTree)
+    {
+        var payload = PayloadSizeBytes;
+        var target = _entry;
+        var flags = 0;
+        var stored = payload;
+        if (TryCompress(payload, out var compressedSize))
+        {
+            target = _compressed;
+            flags = JournalEntryHeader.CompressedFlag;
+            stored = compressedSize;
+        }
+
+        var total = AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + stored);
+        target.EnsureCapacity(total, JournalEntryHeader.SizeBytes + stored);
+        var header = new JournalEntryHeader
+        {
+            Marker = JournalEntryHeader.ExpectedMarker,
+            EnvironmentId = environmentId,
+            TransactionId = transactionId,
+            PayloadSizeBytes = stored,
+            UncompressedSizeBytes = payload,
+            NextPageNumber = nextPageNumber,
+            RecordCount = _records,
+            Flags = flags,
+            RootTree = rootTree,
+        };
+        Unsafe.Write(target.Pointer, header);
+        new Span<byte>(target.Pointer + JournalEntryHeader.SizeBytes + stored, (int)(total - JournalEntryHeader.SizeBytes - stored)).Clear();
+        ((JournalEntryHeader*)target.Pointer)->Checksum = ComputeChecksum(target.Pointer, stored, transactionId);
+        return ((IntPtr)target.Pointer, total);
+    }
+
+    public static uint ComputeChecksum(byte* entry, long storedPayloadBytes, long transactionId)
+    {
+        var state = Crc32C.Start(Crc32C.Seed(transactionId));
+        state = Crc32C.Append(state, new ReadOnlySpan<byte>(entry, JournalEntryHeader.ChecksumOffset));
+        state = Crc32C.Append(state, stackalloc byte[4]);
+        state = Crc32C.Append(state, new ReadOnlySpan<byte>(entry + JournalEntryHeader.ChecksumOffset + 4, JournalEntryHeader.SizeBytes - JournalEntryHeader.ChecksumOffset - 4));
+        var p = entry + JournalEntryHeader.SizeBytes;
+        var remaining = storedPayloadBytes;
+        while (remaining > 0)
+        {
+            var chunk = (int)Math.Min(remaining, 1 << 30);
+            state = Crc32C.Append(state, new ReadOnlySpan<byte>(p, chunk));
+            p += chunk;
+            remaining -= chunk;
+        }
+        return Crc32C.Finish(state);
+    }
+
+    private bool TryCompress(long payload, out long compressedSize)
+    {
+        compressedSize = 0;
+        if (_compressionThresholdBytes <= 0 || payload < _compressionThresholdBytes || payload > int.MaxValue / 2) return false;
+        if (_skipCompression > 0)
+        {
+            _skipCompression--;
+            return false;
+        }
+        // Worth it only if it saves at least an eighth: anything less costs more CPU than the write it saves.
+        var limit = payload - payload / 8;
+        _compressed.EnsureCapacity(JournalEntryHeader.SizeBytes + limit + AlignedBuffer.Alignment, 0);
+        var source = new ReadOnlySpan<byte>(_entry.Pointer + JournalEntryHeader.SizeBytes, (int)payload);
+        var destination = new Span<byte>(_compressed.Pointer + JournalEntryHeader.SizeBytes, (int)limit);
+        if (BrotliEncoder.TryCompress(source, destination, out var written, quality: 1, window: 22) && written < limit)
+        {
+            compressedSize = written;
+            return true;
+        }
+        _skipCompression = CompressionBackoffEntries;
+        return false;
+    }
+
+    /// <summary>Drops memory kept from an unusually large transaction.</summary>
+    public void Trim()
+    {
+        if (_entry.Capacity > KeepCapacityBytes) _entry.ShrinkTo(KeepCapacityBytes);
+        if (_compressed.Capacity > KeepCapacityBytes) _compressed.ShrinkTo(KeepCapacityBytes);
+    }
+
+    public void Dispose()
+    {
+        _entry.Dispose();
+        _compressed.Dispose();
+    }
+}

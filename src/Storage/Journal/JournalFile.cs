@@ -1,0 +1,104 @@
+using System.Globalization;
+using Microsoft.Win32.SafeHandles;
+using Storage.Paging;
+using Storage.Platform;
+
+namespace Storage.Journal;
+
+/// <summary>One pre-sized, pre-written journal file, open for durable writes.</summary>
+internal sealed class JournalFile : IDisposable
+{
+    public const string Extension = ".journal";
+    private const int ZeroChunkBytes = 1 << 20;
+
+    private JournalFile(long number, string path, SafeFileHandle handle, long sizeBytes, bool direct)
+    {
+        Number = number;
+        Path = path;
+        Handle = handle;
+        SizeBytes = sizeBytes;
+        IsDirect = direct;
+    }
+
+    public long Number { get; }
+
+    public string Path { get; }
+
+    public SafeFileHandle Handle { get; }
+
+    public long SizeBytes { get; }
+
+    /// <summary>Opened O_DIRECT|O_DSYNC (false: O_DSYNC or write-through only).</summary>
+    public bool IsDirect { get; }
+
+    public static string FileName(long number) => number.ToString("D16", CultureInfo.InvariantCulture) + Extension;
+
+    public static bool TryParseNumber(string fileName, out long number)
+    {
+        number = 0;
+        return fileName.EndsWith(Extension, StringComparison.Ordinal)
+            && long.TryParse(fileName.AsSpan(0, fileName.Length - Extension.Length), NumberStyles.None, CultureInfo.InvariantCulture, out number);
+    }
+
+    /// <summary>
+    /// Creates the file at its full size and writes zeros through it, then syncs it and its directory,
+    /// so that later durable writes change no file metadata (no size change, no unwritten extents).
+    /// </summary>
+    public static unsafe JournalFile Create(string directory, long number, long sizeBytes, IFaultInjector? faults)
+    {
+        var path = System.IO.Path.Combine(directory, FileName(number));
+        using (var handle = FileIo.OpenReadWrite(path, create: true))
+        {
+            FileIo.SetLength(handle, path, sizeBytes);
+            using var zeros = new AlignedBuffer(ZeroChunkBytes);
+            new Span<byte>(zeros.Pointer, ZeroChunkBytes).Clear();
+            for (long offset = 0; offset < sizeBytes; offset += ZeroChunkBytes)
+            {
+                var chunk = (int)Math.Min(ZeroChunkBytes, sizeBytes - offset);
+                FileIo.Write(handle, path, new ReadOnlySpan<byte>(zeros.Pointer, chunk), offset, faults);
+            }
+            FileIo.SyncData(handle, path, faults);
+        }
+        FileIo.SyncDirectory(directory, faults);
+        return Open(path, number);
+    }
+
+    /// <summary>Reuses a retired file under a new number: its old entries carry older transaction ids, which replay never takes.</summary>
+    public static JournalFile Recycle(JournalFile retired, string directory, long number, IFaultInjector? faults)
+    {
+        retired.Dispose();
+        var path = System.IO.Path.Combine(directory, FileName(number));
+        try
+        {
+            File.Move(retired.Path, path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "rename", retired.Path);
+        }
+        FileIo.SyncDirectory(directory, faults);
+        return Open(path, number);
+    }
+
+    public static JournalFile Open(string path, long number)
+    {
+        var handle = FileIo.OpenDurable(path, out var direct, out _);
+        return new JournalFile(number, path, handle, RandomAccess.GetLength(handle), direct);
+    }
+
+    public void Delete(IFaultInjector? faults)
+    {
+        Dispose();
+        try
+        {
+            File.Delete(Path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "delete", Path);
+        }
+        FileIo.SyncDirectory(System.IO.Path.GetDirectoryName(Path)!, faults);
+    }
+
+    public void Dispose() => Handle.Dispose();
+}

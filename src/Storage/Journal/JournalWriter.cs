@@ -1,0 +1,208 @@
+using Storage.Platform;
+
+namespace Storage.Journal;
+
+/// <summary>
+/// Appends entries to the journal, one durable write each, and manages the files: a spare file is
+/// prepared in the background before the current one fills, files grow (doubling, up to the maximum)
+/// while the load needs them, and retired files are recycled as spares or deleted.
+/// </summary>
+internal sealed unsafe class JournalWriter : IDisposable
+{
+    private readonly string _directory;
+    private readonly IFaultInjector? _faults;
+    private readonly long _maxFileSizeBytes;
+    private readonly object _lock = new();
+    private readonly List<JournalFile> _files = [];
+    private JournalFile? _spare;
+    private Task? _preparing;
+    private long _position;
+    private long _nextNumber;
+    private long _nextSizeBytes;
+    private long _durableWrites;
+    private long _bytesWritten;
+
+    public JournalWriter(string directory, long firstFileNumber, long minFileSizeBytes, long maxFileSizeBytes, IFaultInjector? faults)
+    {
+        _directory = directory;
+        _faults = faults;
+        _nextNumber = firstFileNumber;
+        _nextSizeBytes = minFileSizeBytes;
+        _maxFileSizeBytes = maxFileSizeBytes;
+    }
+
+    public long DurableWrites => Interlocked.Read(ref _durableWrites);
+
+    public long BytesWritten => Interlocked.Read(ref _bytesWritten);
+
+    /// <summary>Whether the current file was opened O_DIRECT.</summary>
+    public bool IsDirect { get; private set; }
+
+    /// <summary>Where the next entry will go (the file may not exist yet).</summary>
+    public (long FileNumber, long OffsetBytes) NextPosition
+    {
+        get
+        {
+            lock (_lock)
+            {
+                if (_files.Count == 0) return (_nextNumber, 0);
+                var current = _files[^1];
+                return _position + 4096 <= current.SizeBytes ? (current.Number, _position) : (current.Number + 1, 0);
+            }
+        }
+    }
+
+    public int FileCount
+    {
+        get
+        {
+            lock (_lock) return _files.Count;
+        }
+    }
+
+    /// <summary>Writes one entry durably. Returns where it starts.</summary>
+    public (long FileNumber, long OffsetBytes) Write(byte* entry, long lengthBytes)
+    {
+        JournalFile current;
+        lock (_lock)
+        {
+            current = _files.Count > 0 ? _files[^1] : null!;
+        }
+        if (current is null || _position + lengthBytes > current.SizeBytes)
+        {
+            current = Switch(lengthBytes);
+        }
+        var start = _position;
+        long done = 0;
+        while (done < lengthBytes)
+        {
+            // One call for any ordinary entry; only values near the 2 GiB limit need more than one.
+            var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
+            FileIo.Write(current.Handle, current.Path, new ReadOnlySpan<byte>(entry + done, chunk), start + done, _faults);
+            done += chunk;
+        }
+        _position = start + lengthBytes;
+        Interlocked.Increment(ref _durableWrites);
+        Interlocked.Add(ref _bytesWritten, lengthBytes);
+        return (current.Number, start);
+    }
+
+    private JournalFile Switch(long entryBytes)
+    {
+        JournalFile? next;
+        Task? preparing;
+        lock (_lock)
+        {
+            preparing = _preparing;
+        }
+        try
+        {
+            preparing?.Wait();
+        }
+        catch (AggregateException)
+        {
+            // A failed background preparation is retried below, where its error reaches the committer.
+        }
+        lock (_lock)
+        {
+            next = _spare;
+            _spare = null;
+        }
+        if (next is not null && next.SizeBytes < entryBytes)
+        {
+            next.Delete(_faults);
+            next = null;
+        }
+        if (next is null)
+        {
+            var size = Math.Max(_nextSizeBytes, Paging.AlignedBuffer.AlignUp(entryBytes));
+            next = JournalFile.Create(_directory, TakeNumber(), size, _faults);
+        }
+        lock (_lock)
+        {
+            _files.Add(next);
+            _position = 0;
+            IsDirect = next.IsDirect;
+            if (_files.Count > 1) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
+            StartPreparingSpare();
+        }
+        return next;
+    }
+
+    private long TakeNumber()
+    {
+        lock (_lock) return _nextNumber++;
+    }
+
+    /// <summary>Called with the lock held.</summary>
+    private void StartPreparingSpare()
+    {
+        if (_spare is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
+        var number = _nextNumber++;
+        var size = _nextSizeBytes;
+        _preparing = Task.Run(() =>
+        {
+            var file = JournalFile.Create(_directory, number, size, _faults);
+            lock (_lock)
+            {
+                if (_spare is null)
+                {
+                    _spare = file;
+                    return;
+                }
+            }
+            file.Delete(_faults);
+        });
+    }
+
+    /// <summary>
+    /// Retires every file before <paramref name="firstNeededFileNumber"/>: their entries are all in the
+    /// synced data file. One may become the next spare; the others are deleted.
+    /// </summary>
+    public int Retire(long firstNeededFileNumber)
+    {
+        List<JournalFile>? retired = null;
+        lock (_lock)
+        {
+            while (_files.Count > 1 && _files[0].Number < firstNeededFileNumber)
+            {
+                (retired ??= []).Add(_files[0]);
+                _files.RemoveAt(0);
+            }
+        }
+        if (retired is null) return 0;
+        foreach (var file in retired)
+        {
+            var recycle = false;
+            lock (_lock)
+            {
+                recycle = _spare is null && (_preparing is null || _preparing.IsCompleted) && file.SizeBytes == _nextSizeBytes;
+                if (recycle)
+                {
+                    var number = _nextNumber++;
+                    _spare = JournalFile.Recycle(file, _directory, number, _faults);
+                }
+            }
+            if (!recycle) file.Delete(_faults);
+        }
+        return retired.Count;
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            _preparing?.Wait();
+        }
+        catch (AggregateException)
+        {
+            // Nothing to clean: a spare that failed to be made is not used.
+        }
+        lock (_lock)
+        {
+            foreach (var f in _files) f.Dispose();
+            _files.Clear();
+            _spare?.Dispose();
+        }
+    }
+}

@@ -1,0 +1,91 @@
+using System.Buffers.Binary;
+using System.Numerics;
+using System.Runtime.InteropServices;
+using Storage.Paging;
+
+namespace Storage.Journal;
+
+/// <summary>
+/// Encodes a page as the runs of bytes that differ from a base version (the previous version, or a
+/// zero page for new pages): <c>[ushort offset][ushort length][bytes]</c> per run. Replaying the runs
+/// over the base (or over a half-written copy of it) gives the new page.
+/// </summary>
+internal static unsafe class PageDiff
+{
+    public const int RunHeaderSizeBytes = 4;
+
+    /// <summary>Equal stretches shorter than this stay inside a run: a new run would cost its header and more.</summary>
+    private const int MinGapBytes = 8;
+
+    private const int PageSize = PageLayout.PageSizeBytes;
+
+    private static readonly byte* s_zeroPage = (byte*)NativeMemory.AllocZeroed(PageSize);
+
+    public static byte* ZeroPage => s_zeroPage;
+
+    /// <summary>
+    /// Writes the runs where <paramref name="current"/> differs from <paramref name="baseline"/> into
+    /// <paramref name="output"/>. Returns the encoded size, or -1 when it would reach <paramref name="limitBytes"/>.
+    /// </summary>
+    public static int Encode(byte* current, byte* baseline, Span<byte> output, int limitBytes)
+    {
+        var cur = new ReadOnlySpan<byte>(current, PageSize);
+        var old = new ReadOnlySpan<byte>(baseline, PageSize);
+        var position = 0;
+        var written = 0;
+        while (position < PageSize)
+        {
+            position += cur[position..].CommonPrefixLength(old[position..]);
+            if (position >= PageSize) break;
+            var end = FindRunEnd(current, baseline, position);
+            var length = end - position;
+            if (written + RunHeaderSizeBytes + length >= limitBytes) return -1;
+            BinaryPrimitives.WriteUInt16LittleEndian(output[written..], (ushort)position);
+            BinaryPrimitives.WriteUInt16LittleEndian(output[(written + 2)..], (ushort)length);
+            cur.Slice(position, length).CopyTo(output[(written + RunHeaderSizeBytes)..]);
+            written += RunHeaderSizeBytes + length;
+            position = end;
+        }
+        return written;
+    }
+
+    /// <summary>The end of a changed run starting at <paramref name="start"/>: the first byte followed by <see cref="MinGapBytes"/> equal ones.</summary>
+    private static int FindRunEnd(byte* current, byte* baseline, int start)
+    {
+        var j = start;
+        while (j + MinGapBytes <= PageSize)
+        {
+            var x = *(ulong*)(current + j) ^ *(ulong*)(baseline + j);
+            if (x == 0) return j;
+            // Little-endian: the highest set byte of the difference is the last changed byte of this window.
+            var lastChanged = 7 - BitOperations.LeadingZeroCount(x) / 8;
+            j += lastChanged + 1;
+        }
+        var last = j;
+        for (var k = j; k < PageSize; k++)
+        {
+            if (current[k] != baseline[k]) last = k + 1;
+        }
+        return Math.Max(last, j);
+    }
+
+    /// <summary>Applies encoded runs to a page; a run outside the page is corruption.</summary>
+    public static void Apply(byte* page, ReadOnlySpan<byte> diff, string filePath, long pageNumber, long offsetBytes)
+    {
+        var target = new Span<byte>(page, PageSize);
+        var i = 0;
+        while (i < diff.Length)
+        {
+            if (i + RunHeaderSizeBytes > diff.Length) ThrowBadDiff(filePath, pageNumber, offsetBytes);
+            int at = BinaryPrimitives.ReadUInt16LittleEndian(diff[i..]);
+            int length = BinaryPrimitives.ReadUInt16LittleEndian(diff[(i + 2)..]);
+            i += RunHeaderSizeBytes;
+            if (length == 0 || at + length > PageSize || i + length > diff.Length) ThrowBadDiff(filePath, pageNumber, offsetBytes);
+            diff.Slice(i, length).CopyTo(target[at..]);
+            i += length;
+        }
+    }
+
+    private static void ThrowBadDiff(string filePath, long pageNumber, long offsetBytes) =>
+        throw new StorageCorruptedException("A journal entry holds a page diff that does not fit the page.", filePath, pageNumber, offsetBytes);
+}

@@ -1,0 +1,175 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Storage.Platform;
+
+namespace Storage.Paging;
+
+/// <summary>
+/// The data file: read through a memory map, written with positional vectored writes by the flusher
+/// and by recovery. Grows on demand; a page is validated (number and checksum) the first time it is
+/// read through the map.
+/// </summary>
+internal sealed unsafe class DataFile : IDisposable
+{
+    public const string FileName = "data.storage";
+
+    private const long MinGrowthBytes = 1L << 20;
+    private const long MaxGrowthBytes = 1L << 30;
+    private const int MaxBuffersPerWrite = 1024; // IOV_MAX on Linux
+    private const long MaxBytesPerWrite = 1L << 30;
+
+    private readonly SafeFileHandle _handle;
+    private readonly IFaultInjector? _faults;
+    private readonly object _growLock = new();
+    private readonly List<ReadOnlyMemory<byte>> _gather = new(MaxBuffersPerWrite);
+    private DataFileMapping _mapping;
+    private ulong[] _validated;
+
+    public DataFile(string path, SafeFileHandle handle, IFaultInjector? faults)
+    {
+        Path = path;
+        _handle = handle;
+        _faults = faults;
+        var length = RandomAccess.GetLength(handle);
+        var whole = length / PageLayout.PageSizeBytes * PageLayout.PageSizeBytes;
+        if (whole < 4 * PageLayout.PageSizeBytes)
+        {
+            throw new StorageCorruptedException($"The data file is {length} bytes long, too short to be an environment.", path);
+        }
+        _mapping = new DataFileMapping(handle, whole);
+        _validated = new ulong[(_mapping.PageCount + 63) / 64];
+    }
+
+    public string Path { get; }
+
+    public SafeFileHandle Handle => _handle;
+
+    public long PageCount => Volatile.Read(ref _mapping).PageCount;
+
+    /// <summary>The current mapping with a reference the caller must release.</summary>
+    public DataFileMapping AcquireMapping()
+    {
+        while (true)
+        {
+            var mapping = Volatile.Read(ref _mapping);
+            if (mapping.TryAddReference()) return mapping;
+        }
+    }
+
+    /// <summary>Makes the file (and the map) cover at least <paramref name="pageCount"/> pages.</summary>
+    public void EnsurePageCount(long pageCount)
+    {
+        if (pageCount <= PageCount) return;
+        lock (_growLock)
+        {
+            var current = _mapping.LengthBytes;
+            var required = pageCount * PageLayout.PageSizeBytes;
+            if (required <= current) return;
+            var growth = Math.Clamp(current, MinGrowthBytes, MaxGrowthBytes);
+            var target = Math.Max(required, current + growth);
+            target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
+            FileIo.SetLength(_handle, Path, target);
+            var next = new DataFileMapping(_handle, target);
+            var validated = new ulong[(next.PageCount + 63) / 64];
+            Array.Copy(_validated, validated, _validated.Length);
+            _validated = validated;
+            var old = _mapping;
+            Volatile.Write(ref _mapping, next);
+            old.Release();
+        }
+    }
+
+    /// <summary>
+    /// Checks, once per page, that a page read through the map says it is that page and matches its
+    /// checksum. <paramref name="runPages"/> is the run length of an overflow value (1 otherwise).
+    /// </summary>
+    public void Validate(byte* page, long pageNumber, int runPages)
+    {
+        var bits = Volatile.Read(ref _validated);
+        var word = pageNumber >> 6;
+        var mask = 1UL << (int)(pageNumber & 63);
+        if (word < bits.Length && (Volatile.Read(ref bits[word]) & mask) != 0) return;
+
+        var header = (PageHeader*)page;
+        if (header->PageNumber != pageNumber)
+        {
+            throw new StorageCorruptedException($"Page says it is {header->PageNumber}, expected {pageNumber}.", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
+        }
+        var expected = Crc32C.ComputePage(page, (long)runPages * PageLayout.PageSizeBytes);
+        if (header->Checksum != expected)
+        {
+            throw new StorageCorruptedException($"Page checksum mismatch (stored {header->Checksum:x8}, computed {expected:x8}).", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
+        }
+        if (word < bits.Length) Interlocked.Or(ref bits[word], mask);
+    }
+
+    public int Read(long offsetBytes, Span<byte> buffer) => FileIo.Read(_handle, Path, buffer, offsetBytes);
+
+    public void Write(long offsetBytes, ReadOnlySpan<byte> buffer) => FileIo.Write(_handle, Path, buffer, offsetBytes, _faults);
+
+    /// <summary>
+    /// Writes page versions sorted by page number, merging adjacent ones into one vectored write each.
+    /// Stamps each page's checksum first. Returns the number of write calls (runs).
+    /// </summary>
+    public int WriteSorted(IReadOnlyList<(long PageNumber, ScratchBuffer Buffer)> pages)
+    {
+        var runs = 0;
+        var i = 0;
+        while (i < pages.Count)
+        {
+            _gather.Clear();
+            var start = pages[i].PageNumber;
+            var next = start;
+            long bytes = 0;
+            while (i < pages.Count && pages[i].PageNumber == next && _gather.Count < MaxBuffersPerWrite && bytes < MaxBytesPerWrite)
+            {
+                var buffer = pages[i].Buffer;
+                var header = (PageHeader*)buffer.Pointer;
+                Debug.Assert(header->PageNumber == next, "scratch page knows its own number");
+                header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
+                if (buffer.SizeBytes > int.MaxValue)
+                {
+                    if (_gather.Count > 0) break;
+                    WriteLarge(buffer, next);
+                    next += buffer.PageCount;
+                    i++;
+                    runs++;
+                    goto continueOuter;
+                }
+                _gather.Add(buffer.AsMemory());
+                bytes += buffer.SizeBytes;
+                next += buffer.PageCount;
+                i++;
+            }
+            FileIo.WriteGather(_handle, Path, _gather, start * PageLayout.PageSizeBytes, bytes, _faults);
+            runs++;
+        continueOuter:;
+        }
+        _gather.Clear();
+        return runs;
+    }
+
+    private void WriteLarge(ScratchBuffer buffer, long pageNumber)
+    {
+        long done = 0;
+        while (done < buffer.SizeBytes)
+        {
+            var chunk = (int)Math.Min(buffer.SizeBytes - done, MaxBytesPerWrite);
+            Write(pageNumber * PageLayout.PageSizeBytes + done, new ReadOnlySpan<byte>(buffer.Pointer + done, chunk));
+            done += chunk;
+        }
+    }
+
+    public void Sync() => FileIo.SyncData(_handle, Path, _faults);
+
+    /// <summary>Drops the environment's reference to the map; readers still holding one keep it alive.</summary>
+    public void Dispose()
+    {
+        var mapping = Interlocked.Exchange(ref _mapping, null!);
+        mapping?.Release();
+        _handle.Dispose();
+    }
+
+    public static byte* AllocatePageBuffer(int pages) => (byte*)NativeMemory.AlignedAlloc((nuint)(pages * PageLayout.PageSizeBytes), 4096);
+}

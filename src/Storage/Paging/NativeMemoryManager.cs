@@ -1,0 +1,34 @@
+using System.Buffers;
+
+namespace Storage.Paging;
+
+/// <summary>Exposes a block of native memory as <see cref="Memory{T}"/> for vectored writes. Does not own the memory.</summary>
+internal sealed unsafe class NativeMemoryManager : MemoryManager<byte>
+{
+    private byte* _pointer;
+    private int _lengthBytes;
+
+    public NativeMemoryManager(byte* pointer, int lengthBytes)
+    {
+        _pointer = pointer;
+        _lengthBytes = lengthBytes;
+    }
+
+    public void Reset(byte* pointer, int lengthBytes)
+    {
+        _pointer = pointer;
+        _lengthBytes = lengthBytes;
+    }
+
+    public override Span<byte> GetSpan() => new(_pointer, _lengthBytes);
+
+    public override MemoryHandle Pin(int elementIndex = 0) => new(_pointer + elementIndex);
+
+    public override void Unpin()
+    {
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+    }
+}

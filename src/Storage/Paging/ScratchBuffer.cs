@@ -1,0 +1,43 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+namespace Storage.Paging;
+
+/// <summary>
+/// Page-aligned native memory holding one page version (or one overflow run) that is not in the data file:
+/// a transaction's dirty copy, then, after commit, a committed version in the page table until flushed.
+/// </summary>
+internal sealed unsafe class ScratchBuffer
+{
+    private NativeMemoryManager? _memory;
+
+    public ScratchBuffer(int pageCount)
+    {
+        Debug.Assert(pageCount > 0, "a scratch buffer holds at least one page");
+        PageCount = pageCount;
+        Pointer = (byte*)NativeMemory.AlignedAlloc((nuint)SizeBytes, 4096);
+    }
+
+    public byte* Pointer { get; private set; }
+
+    public int PageCount { get; }
+
+    public long SizeBytes => (long)PageCount * PageLayout.PageSizeBytes;
+
+    /// <summary>Memory over the buffer for vectored writes; created once per buffer.</summary>
+    public ReadOnlyMemory<byte> AsMemory()
+    {
+        Debug.Assert(SizeBytes <= int.MaxValue, "runs larger than 2 GiB are written in pieces");
+        _memory ??= new NativeMemoryManager(Pointer, (int)SizeBytes);
+        return _memory.Memory;
+    }
+
+    public Span<byte> AsSpan() => new(Pointer, checked((int)Math.Min(SizeBytes, int.MaxValue)));
+
+    public void Release()
+    {
+        if (Pointer == null) return;
+        NativeMemory.AlignedFree(Pointer);
+        Pointer = null;
+    }
+}

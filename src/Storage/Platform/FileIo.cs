@@ -1,0 +1,212 @@
+using Microsoft.Win32.SafeHandles;
+using System.Runtime.InteropServices;
+
+namespace Storage.Platform;
+
+/// <summary>
+/// File operations of the managed backend, each turning a failure into a <see cref="StorageException"/>
+/// that carries the OS error and the path. Every call passes the <see cref="IFaultInjector"/> seam first.
+/// </summary>
+internal static class FileIo
+{
+    private const int UnixFilePermissions = 0x180; // 0600: owner read/write
+
+    /// <summary>Opens (creating if asked) a file for positional reads and writes.</summary>
+    public static SafeFileHandle OpenReadWrite(string path, bool create)
+    {
+        try
+        {
+            var options = new FileStreamOptions
+            {
+                Mode = create ? FileMode.OpenOrCreate : FileMode.Open,
+                Access = FileAccess.ReadWrite,
+                Share = FileShare.ReadWrite | FileShare.Delete,
+                Options = FileOptions.None,
+            };
+            if (!OperatingSystem.IsWindows()) options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+            return File.OpenHandle(path, options.Mode, options.Access, options.Share, options.Options, preallocationSize: 0);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "open", path);
+        }
+    }
+
+    /// <summary>
+    /// Opens a journal file for durable writes that change no metadata: O_DIRECT|O_DSYNC where the file
+    /// system allows it, O_DSYNC alone where O_DIRECT is refused (tmpfs), write-through elsewhere.
+    /// </summary>
+    public static SafeFileHandle OpenDurable(string path, out bool direct, out bool needsExplicitSync)
+    {
+        needsExplicitSync = false;
+        if (Posix.IsSupported)
+        {
+            var baseFlags = Posix.ReadWrite | Posix.CloseOnExec | Posix.DataSync;
+            var fd = Posix.Open(path, baseFlags | Posix.Direct, UnixFilePermissions);
+            direct = fd >= 0;
+            if (fd < 0)
+            {
+                var errno = Marshal.GetLastPInvokeError();
+                if (errno != Posix.ErrInvalid) throw new StorageException(StorageErrorCode.IoFailure, $"Cannot open journal file '{path}' (errno {errno}).", path, errno);
+                fd = Posix.Open(path, baseFlags, UnixFilePermissions);
+                if (fd < 0)
+                {
+                    errno = Marshal.GetLastPInvokeError();
+                    throw new StorageException(StorageErrorCode.IoFailure, $"Cannot open journal file '{path}' (errno {errno}).", path, errno);
+                }
+            }
+            return new SafeFileHandle(fd, ownsHandle: true);
+        }
+
+        direct = false;
+        try
+        {
+            return File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete, FileOptions.WriteThrough);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "open", path);
+        }
+    }
+
+    public static int Read(SafeFileHandle handle, string path, Span<byte> buffer, long offsetBytes)
+    {
+        try
+        {
+            var total = 0;
+            while (total < buffer.Length)
+            {
+                var read = RandomAccess.Read(handle, buffer[total..], offsetBytes + total);
+                if (read == 0) break;
+                total += read;
+            }
+            return total;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "read", path);
+        }
+    }
+
+    public static void Write(SafeFileHandle handle, string path, ReadOnlySpan<byte> buffer, long offsetBytes, IFaultInjector? faults)
+    {
+        try
+        {
+            faults?.BeforeWrite(path, offsetBytes, buffer.Length);
+            RandomAccess.Write(handle, buffer, offsetBytes);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "write", path);
+        }
+    }
+
+    public static void WriteGather(SafeFileHandle handle, string path, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offsetBytes, long lengthBytes, IFaultInjector? faults)
+    {
+        try
+        {
+            faults?.BeforeWrite(path, offsetBytes, lengthBytes);
+            RandomAccess.Write(handle, buffers, offsetBytes);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "write", path);
+        }
+    }
+
+    /// <summary>fdatasync on Linux (the data and the size, not the timestamps), fsync/FlushFileBuffers elsewhere.</summary>
+    public static void SyncData(SafeFileHandle handle, string path, IFaultInjector? faults)
+    {
+        try
+        {
+            faults?.BeforeSync(path);
+        }
+        catch (IOException e)
+        {
+            throw Translate(e, "fsync", path);
+        }
+        if (Posix.IsSupported)
+        {
+            var added = false;
+            handle.DangerousAddRef(ref added);
+            try
+            {
+                if (Posix.FDataSync(handle.DangerousGetHandle()) != 0)
+                {
+                    var errno = Marshal.GetLastPInvokeError();
+                    throw new StorageException(StorageErrorCode.IoFailure, $"fdatasync failed on '{path}' (errno {errno}).", path, errno);
+                }
+            }
+            finally
+            {
+                if (added) handle.DangerousRelease();
+            }
+            return;
+        }
+        try
+        {
+            RandomAccess.FlushToDisk(handle);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "fsync", path);
+        }
+    }
+
+    public static void SetLength(SafeFileHandle handle, string path, long lengthBytes)
+    {
+        try
+        {
+            RandomAccess.SetLength(handle, lengthBytes);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "set the length of", path);
+        }
+    }
+
+    /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
+    public static void SyncDirectory(string directory, IFaultInjector? faults)
+    {
+        if (!Posix.IsSupported) return; // Windows and macOS make directory entries durable with the file.
+        try
+        {
+            faults?.BeforeSync(directory);
+        }
+        catch (IOException e)
+        {
+            throw Translate(e, "fsync", directory);
+        }
+        var fd = Posix.Open(directory, 0 /* O_RDONLY */ | Posix.CloseOnExec, 0);
+        if (fd < 0)
+        {
+            var errno = Marshal.GetLastPInvokeError();
+            throw new StorageException(StorageErrorCode.IoFailure, $"Cannot open directory '{directory}' to sync it (errno {errno}).", directory, errno);
+        }
+        try
+        {
+            if (Posix.FSync(fd) != 0)
+            {
+                var errno = Marshal.GetLastPInvokeError();
+                throw new StorageException(StorageErrorCode.IoFailure, $"fsync failed on directory '{directory}' (errno {errno}).", directory, errno);
+            }
+        }
+        finally
+        {
+            Posix.Close(fd);
+        }
+    }
+
+    public static StorageException Translate(Exception e, string operation, string path)
+    {
+        if (e is StorageException se) return se;
+        var osError = e.HResult & 0xFFFF;
+        // ENOSPC (28) and EDQUOT (122) on Unix; ERROR_DISK_FULL (112) and ERROR_HANDLE_DISK_FULL (39) on Windows.
+        var full = OperatingSystem.IsWindows() ? osError is 112 or 39 : osError is 28 or 122;
+        if (full || e.Message.Contains("No space left", StringComparison.OrdinalIgnoreCase))
+        {
+            return new StorageFullException($"Cannot {operation} '{path}': the disk is full. {e.Message}", path, osError, e);
+        }
+        return new StorageException(StorageErrorCode.IoFailure, $"Cannot {operation} '{path}': {e.Message}", path, osError, e);
+    }
+}

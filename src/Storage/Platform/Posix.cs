@@ -1,0 +1,37 @@
+using System.Runtime.InteropServices;
+
+namespace Storage.Platform;
+
+/// <summary>The few libc calls the managed backend needs that .NET does not expose (O_DIRECT, O_DSYNC, fdatasync).</summary>
+internal static partial class Posix
+{
+    private const string LibC = "libc";
+
+    public const int ReadWrite = 0x2;
+    public const int Create = 0x40;
+    public const int DataSync = 0x1000;
+    public const int CloseOnExec = 0x80000;
+
+    /// <summary>O_DIRECT differs between architectures.</summary>
+    public static int Direct => RuntimeInformation.ProcessArchitecture switch
+    {
+        Architecture.Arm64 or Architecture.Arm => 0x10000,
+        _ => 0x4000,
+    };
+
+    public const int ErrInvalid = 22;
+
+    [LibraryImport(LibC, EntryPoint = "open", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
+    public static partial int Open(string path, int flags, int mode);
+
+    [LibraryImport(LibC, EntryPoint = "fdatasync", SetLastError = true)]
+    public static partial int FDataSync(nint fd);
+
+    [LibraryImport(LibC, EntryPoint = "fsync", SetLastError = true)]
+    public static partial int FSync(nint fd);
+
+    [LibraryImport(LibC, EntryPoint = "close", SetLastError = true)]
+    public static partial int Close(nint fd);
+
+    public static bool IsSupported => OperatingSystem.IsLinux();
+}

@@ -1,0 +1,149 @@
+namespace Storage;
+
+/// <summary>What one committed write transaction changed and wrote.</summary>
+public readonly record struct CommitStats
+{
+    /// <summary>The committed transaction's id (0 when it changed nothing and wrote no entry).</summary>
+    public long TransactionId { get; init; }
+
+    /// <summary>Leaf pages changed or created.</summary>
+    public int LeafPages { get; init; }
+
+    /// <summary>Branch pages changed or created.</summary>
+    public int BranchPages { get; init; }
+
+    /// <summary>Overflow pages created (whole runs).</summary>
+    public int OverflowPages { get; init; }
+
+    /// <summary>Other pages (free-space bitmaps) changed.</summary>
+    public int OtherPages { get; init; }
+
+    /// <summary>All pages modified.</summary>
+    public int PagesModified => LeafPages + BranchPages + OverflowPages + OtherPages;
+
+    /// <summary>Bytes of the journal entry as written (padded, compressed if it paid).</summary>
+    public long JournalBytes { get; init; }
+
+    /// <summary>Bytes of the page records before compression.</summary>
+    public long UncompressedPayloadBytes { get; init; }
+
+    /// <summary>Whether the entry was compressed.</summary>
+    public bool Compressed { get; init; }
+}
+
+/// <summary>One flush of committed page versions to the data file.</summary>
+public readonly record struct FlushStats
+{
+    /// <summary>1 for the first flush of this environment instance, and so on.</summary>
+    public long FlushNumber { get; init; }
+
+    /// <summary>Everything up to this transaction is now in the data file.</summary>
+    public long UpToTransactionId { get; init; }
+
+    /// <summary>Pages written (an overflow run counts all its pages).</summary>
+    public long PagesWritten { get; init; }
+
+    /// <summary>Write calls after merging adjacent pages: the seeks of this flush.</summary>
+    public int Runs { get; init; }
+
+    /// <summary>Bytes written to the data file.</summary>
+    public long BytesWritten { get; init; }
+
+    /// <summary>Leaf pages among those written.</summary>
+    public long LeafPages { get; init; }
+
+    /// <summary>Branch pages among those written.</summary>
+    public long BranchPages { get; init; }
+
+    /// <summary>Overflow pages among those written.</summary>
+    public long OverflowPages { get; init; }
+
+    /// <summary>How long the writes took.</summary>
+    public TimeSpan Duration { get; init; }
+}
+
+/// <summary>One tree's shape.</summary>
+public readonly record struct TreeStats
+{
+    /// <summary>The tree's name.</summary>
+    public string Name { get; init; }
+
+    /// <summary>Number of keys.</summary>
+    public long Entries { get; init; }
+
+    /// <summary>Levels from root to leaves.</summary>
+    public int Depth { get; init; }
+
+    /// <summary>Branch pages.</summary>
+    public long BranchPages { get; init; }
+
+    /// <summary>Leaf pages.</summary>
+    public long LeafPages { get; init; }
+
+    /// <summary>Overflow pages (all pages of all runs).</summary>
+    public long OverflowPages { get; init; }
+}
+
+/// <summary>Totals for an environment since it was opened, and its current shape.</summary>
+public readonly record struct EnvironmentStats
+{
+    /// <summary>The last committed transaction.</summary>
+    public long LastTransactionId { get; init; }
+
+    /// <summary>Write transactions committed since open.</summary>
+    public long Commits { get; init; }
+
+    /// <summary>Durable journal writes issued since open.</summary>
+    public long JournalWrites { get; init; }
+
+    /// <summary>Journal bytes written since open.</summary>
+    public long JournalBytes { get; init; }
+
+    /// <summary>Pages modified by committed transactions since open.</summary>
+    public long PagesModified { get; init; }
+
+    /// <summary>Flushes since open.</summary>
+    public long Flushes { get; init; }
+
+    /// <summary>Pages written by flushes since open.</summary>
+    public long FlushedPages { get; init; }
+
+    /// <summary>Write calls of flushes since open.</summary>
+    public long FlushRuns { get; init; }
+
+    /// <summary>Bytes written by flushes since open.</summary>
+    public long FlushedBytes { get; init; }
+
+    /// <summary>Data file syncs (each followed by a header write) since open.</summary>
+    public long Syncs { get; init; }
+
+    /// <summary>The last transaction known to be in the synced data file.</summary>
+    public long LastSyncedTransactionId { get; init; }
+
+    /// <summary>Journal entries replayed when the environment opened.</summary>
+    public long RecoveredTransactions { get; init; }
+
+    /// <summary>Size of the data file.</summary>
+    public long DataFileBytes { get; init; }
+
+    /// <summary>Pages allocated so far (the high-water mark).</summary>
+    public long PagesInUseOrFree { get; init; }
+
+    /// <summary>Free pages inside the allocated part of the file.</summary>
+    public long FreePages { get; init; }
+
+    /// <summary>Scratch memory holding page versions not yet in the data file.</summary>
+    public long ScratchBytes { get; init; }
+
+    /// <summary>Journal files in use.</summary>
+    public int JournalFiles { get; init; }
+
+    /// <summary>Active read and write transactions.</summary>
+    public int ActiveTransactions { get; init; }
+
+    /// <summary>Which I/O backend the environment uses ("managed" without the native library).</summary>
+    public string IoBackend { get; init; }
+
+    /// <summary>Whether journal writes bypass the page cache (O_DIRECT).</summary>
+    public bool JournalDirectIo { get; init; }
+}

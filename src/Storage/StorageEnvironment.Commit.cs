@@ -1,0 +1,127 @@
+using Storage.Environments;
+using Storage.Journal;
+using Storage.Paging;
+
+namespace Storage;
+
+public sealed partial class StorageEnvironment
+{
+    /// <summary>
+    /// The critical lane: one journal entry of page diffs, one durable write, then publish. Runs on the
+    /// committing thread with the write lock held.
+    /// </summary>
+    internal unsafe CommitStats Commit(WriteTransaction transaction)
+    {
+        EnsureWritable();
+        var pages = transaction.Pages;
+        var dirty = pages.Dirty;
+        if (dirty.Count == 0) return default;
+
+        var transactionId = transaction.TransactionId;
+        var root = transaction.RootState.ToHeader();
+        int leaves = 0, branches = 0, overflows = 0, others = 0;
+        _entryBuilder.Begin();
+        foreach (var (pageNumber, page) in dirty)
+        {
+            if (page.IsFreed) continue;
+            var header = (PageHeader*)page.Buffer.Pointer;
+            if (page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0)
+            {
+                var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
+                _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
+                overflows += page.Buffer.PageCount;
+                continue;
+            }
+            _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, page.IsNew ? PageDiff.ZeroPage : page.Original, page.IsNew);
+            if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
+            else if ((header->Flags & PageFlags.Branch) != 0) branches++;
+            else others++;
+        }
+        var uncompressed = _entryBuilder.PayloadSizeBytes;
+        var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root);
+        var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
+
+        (long FileNumber, long OffsetBytes) position;
+        try
+        {
+            position = Journal.Write((byte*)entry, length);
+        }
+        catch (Exception e)
+        {
+            // Whether any of the entry reached the disk is unknown; the journal position is no longer trustworthy.
+            Poison(e);
+            throw;
+        }
+        if (length > 16 << 20) _entryBuilder.Trim();
+
+        // Durable: publish. Nothing below does I/O or can fail.
+        foreach (var (pageNumber, page) in dirty)
+        {
+            if (page.IsFreed) Scratch.Return(page.Buffer);
+            else PageTable.Add(pageNumber, transactionId, page.Buffer);
+        }
+        dirty.Clear();
+        FreeSpace.Commit(pages.NextPageNumber);
+        _flusher.RecordCommit(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
+        Volatile.Write(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
+
+        var stats = new CommitStats
+        {
+            TransactionId = transactionId,
+            LeafPages = leaves,
+            BranchPages = branches,
+            OverflowPages = overflows,
+            OtherPages = others,
+            JournalBytes = length,
+            UncompressedPayloadBytes = uncompressed,
+            Compressed = compressed,
+        };
+        Interlocked.Increment(ref _commits);
+        Interlocked.Add(ref _pagesModified, stats.PagesModified);
+        if (Scratch.BytesInUse > Options.ScratchBudgetBytes) _flusher.Wake();
+        return stats;
+    }
+
+    /// <summary>
+    /// Flushes and syncs everything committed, then releases the directory. Open read transactions keep
+    /// their snapshot readable until they are disposed. A write transaction still open after
+    /// <see cref="DisposeWriterWaitMs"/> is left to the journal: everything committed is durable there.
+    /// </summary>
+    public void Dispose()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        var haveWriteLock = _writeLock.Wait(DisposeWriterWaitMs);
+        _flusher.Stop();
+        if (haveWriteLock && _poison is null)
+        {
+            try
+            {
+                _flusher.FlushAndSync(forceSync: true, ignoreReaders: false);
+            }
+            catch (Exception e) when (e is StorageException or IOException)
+            {
+                // Everything committed is in the journal; the next open replays it.
+                Poison(e);
+            }
+        }
+        Journal.Dispose();
+        _lockHandle.Dispose();
+        _flusher.Dispose();
+        ReleaseLifetimeReference();
+    }
+
+    private const int DisposeWriterWaitMs = 10_000;
+
+    /// <summary>Test seam: stops as a killed process would, without flushing, syncing or closing cleanly.</summary>
+    internal void SimulateCrash()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        _flusher.Stop();
+        Journal.Dispose();
+        _lockHandle.Dispose();
+        _flusher.Dispose();
+        ReleaseLifetimeReference();
+    }
+}

@@ -1,0 +1,62 @@
+using Storage.Platform;
+
+namespace Storage;
+
+/// <summary>
+/// How an environment is opened. Immutable; every value has a named default and is checked by
+/// <see cref="Validate"/> when the environment opens.
+/// </summary>
+public sealed record StorageOptions
+{
+    /// <summary>The defaults.</summary>
+    public static StorageOptions Default { get; } = new();
+
+    /// <summary>Size of the first journal file; later files double up to <see cref="MaxJournalFileSizeBytes"/>.</summary>
+    public long MinJournalFileSizeBytes { get; init; } = 1L << 20;
+
+    /// <summary>Largest size of a journal file (a single larger transaction gets a file of its own size).</summary>
+    public long MaxJournalFileSizeBytes { get; init; } = 64L << 20;
+
+    /// <summary>When committed page versions waiting for the data file pass this, the background flush starts.</summary>
+    public long ScratchBudgetBytes { get; init; } = 64L << 20;
+
+    /// <summary>The background flush also runs after this long without one, so an idle environment reaches the data file.</summary>
+    public int FlushIntervalMs { get; init; } = 1000;
+
+    /// <summary>The data file is synced (and journals retired) at most this often, unless journals pile up.</summary>
+    public int SyncIntervalMs { get; init; } = 5000;
+
+    /// <summary>Journal payloads at least this large are compressed when that pays (0 turns compression off).</summary>
+    public int CompressionThresholdBytes { get; init; } = 32 << 10;
+
+    /// <summary>How long <see cref="StorageEnvironment.BeginWrite(TimeSpan?)"/> waits for the running write transaction by default.</summary>
+    public TimeSpan WriteTransactionTimeout { get; init; } = Timeout.InfiniteTimeSpan;
+
+    /// <summary>Create the directory and a new environment when none exists (otherwise opening a missing one fails).</summary>
+    public bool CreateIfMissing { get; init; } = true;
+
+    /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short.</summary>
+    public Action<FlushStats>? OnFlush { get; init; }
+
+    /// <summary>Test seam: fails chosen writes and syncs.</summary>
+    internal IFaultInjector? FaultInjector { get; init; }
+
+    /// <summary>Checks every value; throws <see cref="ArgumentOutOfRangeException"/> naming the option and its limit.</summary>
+    public void Validate()
+    {
+        if (MinJournalFileSizeBytes < 64 << 10 || MinJournalFileSizeBytes % 4096 != 0)
+            throw new ArgumentOutOfRangeException(nameof(MinJournalFileSizeBytes), MinJournalFileSizeBytes, "Must be at least 64 KiB and a multiple of 4 KiB.");
+        if (MaxJournalFileSizeBytes < MinJournalFileSizeBytes || MaxJournalFileSizeBytes % 4096 != 0 || MaxJournalFileSizeBytes > 1L << 40)
+            throw new ArgumentOutOfRangeException(nameof(MaxJournalFileSizeBytes), MaxJournalFileSizeBytes, "Must be a multiple of 4 KiB between MinJournalFileSizeBytes and 1 TiB.");
+        if (ScratchBudgetBytes < 1 << 20)
+            throw new ArgumentOutOfRangeException(nameof(ScratchBudgetBytes), ScratchBudgetBytes, "Must be at least 1 MiB.");
+        if (FlushIntervalMs < 1)
+            throw new ArgumentOutOfRangeException(nameof(FlushIntervalMs), FlushIntervalMs, "Must be at least 1 ms.");
+        if (SyncIntervalMs < 1)
+            throw new ArgumentOutOfRangeException(nameof(SyncIntervalMs), SyncIntervalMs, "Must be at least 1 ms.");
+        if (CompressionThresholdBytes < 0)
+            throw new ArgumentOutOfRangeException(nameof(CompressionThresholdBytes), CompressionThresholdBytes, "Must be 0 (off) or positive.");
+        if (WriteTransactionTimeout < TimeSpan.Zero && WriteTransactionTimeout != Timeout.InfiniteTimeSpan)
+            throw new ArgumentOutOfRangeException(nameof(WriteTransactionTimeout), WriteTransactionTimeout, "Must be zero or positive, or infinite.");
+    }
+}

@@ -1,0 +1,199 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using Storage.Allocation;
+using Storage.Environments;
+using Storage.Paging;
+
+namespace Storage.Transactions;
+
+/// <summary>
+/// A transaction's view of pages: its snapshot's versions from the page table or the memory-mapped data
+/// file, and, for the writer, private copy-on-write copies in scratch memory.
+/// </summary>
+internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTarget
+{
+    private readonly StorageEnvironment _env;
+    private readonly Dictionary<long, DirtyPage>? _dirty;
+    private readonly PageTable _pageTable;
+    private readonly DataFile _dataFile;
+    private DataFileMapping? _mapping;
+    private List<DataFileMapping>? _olderMappings;
+    private ReaderTable.Slot? _slot;
+
+    public PageTransaction(StorageEnvironment env, ReaderTable.Slot slot, EnvironmentState state, Dictionary<long, DirtyPage>? dirty)
+    {
+        _env = env;
+        _slot = slot;
+        State = state;
+        _dirty = dirty;
+        _pageTable = env.PageTable;
+        _dataFile = env.DataFile;
+        _mapping = _dataFile.AcquireMapping();
+        NextPageNumber = state.NextPageNumber;
+    }
+
+    public EnvironmentState State { get; }
+
+    public bool IsWritable => _dirty is not null;
+
+    public long NextPageNumber { get; set; }
+
+    public Dictionary<long, DirtyPage> Dirty => _dirty!;
+
+    public byte* GetPage(long pageNumber)
+    {
+        if (_dirty is not null)
+        {
+            ref var dirty = ref CollectionsMarshal.GetValueRefOrNullRef(_dirty, pageNumber);
+            if (!Unsafe.IsNullRef(ref dirty))
+            {
+                if (dirty.IsFreed) ThrowFreedPage(pageNumber);
+                return dirty.Buffer.Pointer;
+            }
+        }
+        return GetCommitted(pageNumber, 1);
+    }
+
+    public byte* GetPages(long firstPageNumber, int count)
+    {
+        if (_dirty is not null)
+        {
+            ref var dirty = ref CollectionsMarshal.GetValueRefOrNullRef(_dirty, firstPageNumber);
+            if (!Unsafe.IsNullRef(ref dirty))
+            {
+                if (dirty.IsFreed || dirty.Buffer.PageCount < count) ThrowFreedPage(firstPageNumber);
+                return dirty.Buffer.Pointer;
+            }
+        }
+        return GetCommitted(firstPageNumber, count);
+    }
+
+    private byte* GetCommitted(long pageNumber, int count)
+    {
+        if (pageNumber < 2 || count < 1 || pageNumber + count > State.NextPageNumber) ThrowOutside(pageNumber);
+        if (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out var buffer))
+        {
+            if (buffer.PageCount < count) ThrowOutside(pageNumber);
+            return buffer.Pointer;
+        }
+        var mapping = _mapping!;
+        if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
+        var page = mapping.PagePointer(pageNumber);
+        _dataFile.Validate(page, pageNumber, count);
+        return page;
+    }
+
+    /// <summary>The file grew since this transaction began; pages past the old map are in the current one.</summary>
+    private DataFileMapping UseNewerMapping(long requiredPages)
+    {
+        var current = _dataFile.AcquireMapping();
+        if (requiredPages > current.PageCount)
+        {
+            current.Release();
+            throw new StorageCorruptedException($"Page {requiredPages - 1} is past the end of the data file ({_dataFile.PageCount} pages).", _dataFile.Path, requiredPages - 1);
+        }
+        (_olderMappings ??= []).Add(_mapping!);
+        _mapping = current;
+        return current;
+    }
+
+    public byte* ModifyPage(long pageNumber)
+    {
+        var dirtyPages = _dirty ?? throw new InvalidOperationException("A read transaction cannot change pages.");
+        ref var dirty = ref CollectionsMarshal.GetValueRefOrAddDefault(dirtyPages, pageNumber, out var exists);
+        if (exists)
+        {
+            if (dirty.IsFreed) ThrowFreedPage(pageNumber);
+            return dirty.Buffer.Pointer;
+        }
+        try
+        {
+            var original = GetCommitted(pageNumber, 1);
+            var buffer = _env.Scratch.Rent(1);
+            Buffer.MemoryCopy(original, buffer.Pointer, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
+            dirty = new DirtyPage { Buffer = buffer, Original = original };
+            return buffer.Pointer;
+        }
+        catch
+        {
+            dirtyPages.Remove(pageNumber);
+            throw;
+        }
+    }
+
+    public long AllocatePages(int count, long nearPageNumber, out byte* firstPage)
+    {
+        var pageNumber = _env.FreeSpace.Allocate(this, count, nearPageNumber);
+        firstPage = CreatePages(pageNumber, count);
+        return pageNumber;
+    }
+
+    public byte* CreatePage(long pageNumber) => CreatePages(pageNumber, 1);
+
+    private byte* CreatePages(long pageNumber, int count)
+    {
+        var dirtyPages = _dirty!;
+        // Pages freed earlier in this transaction may be handed out again; their copies are no longer needed.
+        for (var p = pageNumber; p < pageNumber + count; p++)
+        {
+            if (dirtyPages.Remove(p, out var stale)) _env.Scratch.Return(stale.Buffer);
+        }
+        var buffer = _env.Scratch.Rent(count);
+        new Span<byte>(buffer.Pointer, PageLayout.PageSizeBytes).Clear();
+        if (count > 1) ClearRest(buffer);
+        ((PageHeader*)buffer.Pointer)->PageNumber = pageNumber;
+        dirtyPages[pageNumber] = new DirtyPage { Buffer = buffer, IsNew = true };
+        return buffer.Pointer;
+    }
+
+    private static void ClearRest(ScratchBuffer buffer)
+    {
+        var p = buffer.Pointer + PageLayout.PageSizeBytes;
+        var remaining = buffer.SizeBytes - PageLayout.PageSizeBytes;
+        while (remaining > 0)
+        {
+            var chunk = (int)Math.Min(remaining, 1 << 30);
+            new Span<byte>(p, chunk).Clear();
+            p += chunk;
+            remaining -= chunk;
+        }
+    }
+
+    public void FreePages(long firstPageNumber, int count)
+    {
+        _env.FreeSpace.Free(this, firstPageNumber, count);
+        ref var dirty = ref CollectionsMarshal.GetValueRefOrNullRef(_dirty!, firstPageNumber);
+        if (!Unsafe.IsNullRef(ref dirty)) dirty.IsFreed = true;
+    }
+
+    /// <summary>Gives back the dirty copies of a transaction that did not commit.</summary>
+    public void DiscardDirty()
+    {
+        if (_dirty is null) return;
+        foreach (var (_, page) in _dirty) _env.Scratch.Return(page.Buffer);
+        _dirty.Clear();
+    }
+
+    /// <summary>Unpins the snapshot and the maps.</summary>
+    public void Release()
+    {
+        if (_slot is not null)
+        {
+            _env.Readers.Release(_slot);
+            _slot = null;
+        }
+        _mapping?.Release();
+        _mapping = null;
+        if (_olderMappings is not null)
+        {
+            foreach (var m in _olderMappings) m.Release();
+            _olderMappings = null;
+        }
+    }
+
+    private static void ThrowOutside(long pageNumber) =>
+        throw new StorageCorruptedException($"A tree points at page {pageNumber}, which is outside the environment.", pageNumber: pageNumber);
+
+    private static void ThrowFreedPage(long pageNumber) =>
+        throw new StorageCorruptedException($"Page {pageNumber} is used after it was freed.", pageNumber: pageNumber);
+}

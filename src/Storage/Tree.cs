@@ -1,0 +1,141 @@
+using Storage.Trees;
+
+namespace Storage;
+
+/// <summary>
+/// A named B+Tree of byte keys (1 to 1,024 bytes, ordinal order) and byte values (0 bytes to 2 GiB − 1),
+/// as one transaction sees it. Spans it returns point into the environment's pages: valid until the
+/// transaction ends, and in a write transaction only until the next change made through it.
+/// </summary>
+public sealed class Tree
+{
+    private readonly Transaction _transaction;
+    private bool _deleted;
+
+    internal Tree(Transaction transaction, string name, TreeState state)
+    {
+        _transaction = transaction;
+        Name = name;
+        State = state;
+        Btree = new BTree(transaction.Pages, state);
+    }
+
+    /// <summary>The tree's name.</summary>
+    public string Name { get; }
+
+    /// <summary>Number of keys.</summary>
+    public long Count
+    {
+        get
+        {
+            EnsureUsable();
+            return State.Entries;
+        }
+    }
+
+    internal TreeState State { get; }
+
+    internal BTree Btree { get; }
+
+    /// <summary>Inserts or replaces the value of <paramref name="key"/>.</summary>
+    /// <exception cref="ArgumentException">The key is empty or longer than 1,024 bytes; nothing was written.</exception>
+    public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+    {
+        EnsureWritable();
+        ValidateKey(key);
+        try
+        {
+            Btree.Put(key, value);
+        }
+        catch
+        {
+            _transaction.Fail();
+            throw;
+        }
+    }
+
+    /// <summary>Removes <paramref name="key"/>; returns whether it was there.</summary>
+    public bool Delete(ReadOnlySpan<byte> key)
+    {
+        EnsureWritable();
+        ValidateKey(key);
+        try
+        {
+            return Btree.Delete(key);
+        }
+        catch
+        {
+            _transaction.Fail();
+            throw;
+        }
+    }
+
+    /// <summary>Finds the value of <paramref name="key"/> without copying it.</summary>
+    public bool TryGet(ReadOnlySpan<byte> key, out ReadOnlySpan<byte> value)
+    {
+        EnsureUsable();
+        ValidateKey(key);
+        return Btree.TryGet(key, out value);
+    }
+
+    /// <summary>A copy of the value of <paramref name="key"/>, or null.</summary>
+    public byte[]? Get(ReadOnlySpan<byte> key) => TryGet(key, out var value) ? value.ToArray() : null;
+
+    /// <summary>Whether <paramref name="key"/> is present.</summary>
+    public bool Contains(ReadOnlySpan<byte> key) => TryGet(key, out _);
+
+    /// <summary>A cursor over the tree, not positioned until a Seek.</summary>
+    public TreeCursor CreateCursor()
+    {
+        EnsureUsable();
+        return new TreeCursor(this, Btree.CreateCursor());
+    }
+
+    /// <summary>Entries with <paramref name="fromInclusive"/> &lt;= key &lt; <paramref name="toExclusive"/>; an empty bound is open.</summary>
+    public TreeRange Range(ReadOnlySpan<byte> fromInclusive, ReadOnlySpan<byte> toExclusive, bool reverse = false) =>
+        new(CreateCursor(), fromInclusive, toExclusive, prefix: default, reverse);
+
+    /// <summary>Entries whose key starts with <paramref name="prefix"/>.</summary>
+    public TreeRange Prefix(ReadOnlySpan<byte> prefix, bool reverse = false) =>
+        new(CreateCursor(), default, default, prefix, reverse);
+
+    /// <summary>The tree's shape.</summary>
+    public TreeStats GetStats()
+    {
+        EnsureUsable();
+        return new TreeStats
+        {
+            Name = Name,
+            Entries = State.Entries,
+            Depth = State.Depth,
+            BranchPages = State.BranchPages,
+            LeafPages = State.LeafPages,
+            OverflowPages = State.OverflowPages,
+        };
+    }
+
+    internal void MarkDeleted() => _deleted = true;
+
+    internal void EnsureUsable()
+    {
+        _transaction.EnsureUsable();
+        if (_deleted) throw new StorageException(StorageErrorCode.TreeNotFound, $"The tree '{Name}' was deleted in this transaction.");
+    }
+
+    private void EnsureWritable()
+    {
+        EnsureUsable();
+        if (!_transaction.IsWritable) throw new InvalidOperationException("A read transaction cannot change a tree.");
+    }
+
+    private static void ValidateKey(ReadOnlySpan<byte> key)
+    {
+        if (key.Length < TreeLimits.MinKeySizeBytes || key.Length > TreeLimits.MaxKeySizeBytes)
+        {
+            ThrowKeySize(key.Length);
+        }
+    }
+
+    private static void ThrowKeySize(int length) =>
+        throw new ArgumentException($"Keys must be {TreeLimits.MinKeySizeBytes} to {TreeLimits.MaxKeySizeBytes} bytes; this one is {length}.", "key");
+}

@@ -1,0 +1,104 @@
+namespace Storage;
+
+/// <summary>One entry met while iterating; its spans are valid as long as the transaction's spans are.</summary>
+public readonly ref struct TreeEntry
+{
+    internal TreeEntry(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+    {
+        Key = key;
+        Value = value;
+    }
+
+    /// <summary>The key.</summary>
+    public ReadOnlySpan<byte> Key { get; }
+
+    /// <summary>The value.</summary>
+    public ReadOnlySpan<byte> Value { get; }
+}
+
+/// <summary>A range or prefix of a tree, for <c>foreach</c>, forwards or backwards.</summary>
+public ref struct TreeRange
+{
+    private readonly TreeCursor _cursor;
+    private readonly ReadOnlySpan<byte> _from;
+    private readonly ReadOnlySpan<byte> _to;
+    private readonly ReadOnlySpan<byte> _prefix;
+    private readonly bool _reverse;
+    private bool _started;
+
+    internal TreeRange(TreeCursor cursor, ReadOnlySpan<byte> fromInclusive, ReadOnlySpan<byte> toExclusive, ReadOnlySpan<byte> prefix, bool reverse)
+    {
+        _cursor = cursor;
+        _from = fromInclusive;
+        _to = toExclusive;
+        _prefix = prefix;
+        _reverse = reverse;
+        _started = false;
+    }
+
+    /// <summary>For <c>foreach</c>.</summary>
+    public readonly TreeRange GetEnumerator() => this;
+
+    /// <summary>The entry at the current position.</summary>
+    public readonly TreeEntry Current => new(_cursor.Key, _cursor.Value);
+
+    /// <summary>Advances; false at the end of the range.</summary>
+    public bool MoveNext()
+    {
+        bool positioned;
+        if (!_started)
+        {
+            _started = true;
+            positioned = _reverse ? SeekEnd() : SeekStart();
+        }
+        else
+        {
+            positioned = _reverse ? _cursor.MovePrevious() : _cursor.MoveNext();
+        }
+        return positioned && InRange(_cursor.Key);
+    }
+
+    /// <summary>Counts the entries left in the range (consumes it).</summary>
+    public int Count()
+    {
+        var count = 0;
+        while (MoveNext()) count++;
+        return count;
+    }
+
+    private readonly bool SeekStart()
+    {
+        if (!_prefix.IsEmpty) return _cursor.Seek(_prefix);
+        return _from.IsEmpty ? _cursor.SeekFirst() : _cursor.Seek(_from);
+    }
+
+    private readonly bool SeekEnd()
+    {
+        if (!_prefix.IsEmpty)
+        {
+            // The last key with the prefix is the last key before the prefix's successor (the prefix
+            // with trailing 0xFF bytes dropped and the last byte incremented); all-0xFF has none.
+            var end = _prefix.TrimEnd((byte)0xFF);
+            if (end.IsEmpty) return _cursor.SeekLast();
+            Span<byte> successor = stackalloc byte[end.Length];
+            end.CopyTo(successor);
+            successor[^1]++;
+            return SeekBefore(successor);
+        }
+        return _to.IsEmpty ? _cursor.SeekLast() : SeekBefore(_to);
+    }
+
+    private readonly bool SeekBefore(ReadOnlySpan<byte> bound)
+    {
+        if (!_cursor.SeekLastLessOrEqual(bound)) return false;
+        return !_cursor.Key.SequenceEqual(bound) || _cursor.MovePrevious();
+    }
+
+    private readonly bool InRange(ReadOnlySpan<byte> key)
+    {
+        if (!_prefix.IsEmpty) return key.StartsWith(_prefix);
+        if (!_from.IsEmpty && key.SequenceCompareTo(_from) < 0) return false;
+        if (!_to.IsEmpty && key.SequenceCompareTo(_to) >= 0) return false;
+        return true;
+    }
+}
