@@ -60,10 +60,12 @@ public sealed partial class StorageEnvironment
             if (page.IsFreed) Scratch.Return(page.Buffer);
             else PageTable.Add(pageNumber, transactionId, page.Buffer);
         }
-        dirty.Clear();
         FreeSpace.Commit(pages.NextPageNumber);
         _flusher.RecordCommit(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
-        Volatile.Write(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
+        // A full fence: a reader that registers on the old state is then visible in the slots read below.
+        Interlocked.Exchange(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
+        PruneSupersededVersions(dirty, pages.Slot!, transactionId);
+        dirty.Clear();
 
         var stats = new CommitStats
         {
@@ -78,8 +80,24 @@ public sealed partial class StorageEnvironment
         };
         Interlocked.Increment(ref _commits);
         Interlocked.Add(ref _pagesModified, stats.PagesModified);
-        if (Scratch.BytesInUse > Options.ScratchBudgetBytes) _flusher.Wake();
+        _flusher.NoteCommit(length);
         return stats;
+    }
+
+    /// <summary>
+    /// The versions this commit superseded are garbage unless an older snapshot still reads them; giving
+    /// them back now keeps scratch memory proportional to distinct dirty pages rather than to versions.
+    /// </summary>
+    private void PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, Transactions.ReaderTable.Slot writerSlot, long transactionId)
+    {
+        var oldestSnapshot = Readers.OldestTransactionExcept(writerSlot, transactionId);
+        foreach (var (pageNumber, page) in dirty)
+        {
+            if (!page.IsFreed) PageTable.Prune(pageNumber, oldestSnapshot, _pruned);
+        }
+        if (_pruned.Count == 0) return;
+        Reclaimer.Retire(_pruned, Readers.AdvanceEpoch());
+        Reclaimer.Reclaim(Readers.OldestEpochExcept(writerSlot));
     }
 
     /// <summary>

@@ -16,14 +16,12 @@ namespace Storage;
 /// </summary>
 public sealed partial class StorageEnvironment : IDisposable
 {
-    internal const string LockFileName = "lock";
-    internal const string JournalDirectoryName = "Journals";
-
     private readonly SemaphoreSlim _writeLock = new(1, 1);
     private readonly Dictionary<long, DirtyPage> _dirtyPages = [];
     private readonly SafeFileHandle _lockHandle;
     private readonly Flusher _flusher;
     private readonly JournalEntryBuilder _entryBuilder;
+    private readonly List<ScratchBuffer> _pruned = [];
     private EnvironmentState _state;
     private int _lifetimeReferences = 1;
     private volatile bool _disposed;
@@ -37,10 +35,11 @@ public sealed partial class StorageEnvironment : IDisposable
         Options = options;
         _lockHandle = lockHandle;
         DataFile = dataFile;
+        Reclaimer = new ScratchReclaimer(Scratch);
         EnvironmentId = header.EnvironmentId;
         RecoveredTransactions = recovered;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
-        var journalDirectory = Path.Combine(directory, JournalDirectoryName);
+        var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
         Journal = new JournalWriter(journalDirectory, FirstFreeJournalNumber(journalDirectory, header.JournalFileNumber), options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, options.FaultInjector);
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
@@ -65,6 +64,8 @@ public sealed partial class StorageEnvironment : IDisposable
     internal ScratchPool Scratch { get; } = new();
 
     internal ReaderTable Readers { get; } = new();
+
+    internal ScratchReclaimer Reclaimer { get; }
 
     internal FreeSpaceMap FreeSpace { get; } = new();
 
@@ -99,7 +100,7 @@ public sealed partial class StorageEnvironment : IDisposable
                 if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"There is no environment in '{directory}'.", dataPath, 2);
                 EnvironmentCreator.Create(directory, options.FaultInjector);
             }
-            var journalDirectory = Path.Combine(directory, JournalDirectoryName);
+            var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
             Directory.CreateDirectory(journalDirectory);
             dataFile = new DataFile(dataPath, FileIo.OpenReadWrite(dataPath, create: false), options.FaultInjector);
             var header = ReadBestHeader(dataFile);
@@ -116,7 +117,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     private static SafeFileHandle TakeLock(string directory)
     {
-        var path = Path.Combine(directory, LockFileName);
+        var path = Path.Combine(directory, StorageEnvironmentNames.LockFile);
         try
         {
             // FileShare.None is an exclusive flock on Unix and a share-mode lock on Windows, in and across processes.
@@ -353,7 +354,7 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         if (Interlocked.Decrement(ref _lifetimeReferences) != 0) return;
         // The last transaction is gone: nothing can point into scratch memory or the map any more.
-        _flusher.ReleaseAll();
+        Reclaimer.ReleaseAll();
         foreach (var buffer in PageTable.AllBuffers()) buffer.Release();
         Scratch.Dispose();
         DataFile.Dispose();

@@ -35,7 +35,7 @@ public sealed record StorageOptions
     /// <summary>Create the directory and a new environment when none exists (otherwise opening a missing one fails).</summary>
     public bool CreateIfMissing { get; init; } = true;
 
-    /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short.</summary>
+    /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short; exceptions it throws are ignored.</summary>
     public Action<FlushStats>? OnFlush { get; init; }
 
     /// <summary>Test seam: fails chosen writes and syncs.</summary>

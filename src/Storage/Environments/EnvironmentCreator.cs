@@ -22,7 +22,9 @@ internal static unsafe class EnvironmentCreator
         using var store = new BootstrapPageStore(FreeSpaceLayout.FirstUsablePage(0));
         var root = BTree.Create(store, treeId: 0);
         var nextPage = store.NextPageNumber;
-        var environmentId = (ulong)RandomNumberGenerator.GetInt64(1, long.MaxValue);
+        Span<byte> id = stackalloc byte[8];
+        RandomNumberGenerator.Fill(id);
+        var environmentId = BitConverter.ToUInt64(id) | 1;
 
         using (var handle = FileIo.OpenReadWrite(temporaryPath, create: true))
         {

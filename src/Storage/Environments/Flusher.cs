@@ -22,8 +22,9 @@ internal sealed class Flusher : IDisposable
     private readonly Queue<CommitRecord> _commits = new();
     private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
-    private readonly List<(long Epoch, ScratchBuffer Buffer)> _reclaim = [];
     private readonly Stopwatch _sinceSync = Stopwatch.StartNew();
+    private long _lastCommitTimestamp;
+    private long _journalBytesSinceFlush;
     private volatile bool _stopping;
     private long _flushedUpTo;
     private CommitRecord? _flushedRecord;
@@ -60,15 +61,29 @@ internal sealed class Flusher : IDisposable
 
     public void Wake() => _wake.Set();
 
+    /// <summary>Called by the writer after each commit: wakes the flusher when scratch memory or the journal pass their budgets.</summary>
+    public void NoteCommit(long journalBytes)
+    {
+        Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
+        var sinceFlush = Interlocked.Add(ref _journalBytesSinceFlush, journalBytes);
+        if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync)
+        {
+            _wake.Set();
+        }
+    }
+
     private void Run()
     {
         while (!_stopping)
         {
-            _wake.WaitOne(_env.Options.FlushIntervalMs);
+            var signalled = _wake.WaitOne(_env.Options.FlushIntervalMs);
             if (_stopping) break;
+            // Under load, flush when the budgets say so; otherwise once the environment has been idle for a flush interval.
+            var idleMs = Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)).TotalMilliseconds;
+            if (!signalled && idleMs < _env.Options.FlushIntervalMs) continue;
             try
             {
-                FlushAndSync(forceSync: false, ignoreReaders: false);
+                FlushAndSync(forceSync: !signalled, ignoreReaders: false);
             }
             catch (Exception e)
             {
@@ -89,7 +104,7 @@ internal sealed class Flusher : IDisposable
                 || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                 || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
             if (due && _flushedUpTo > _syncedUpTo) Sync();
-            Reclaim(_env.Readers.OldestEpoch());
+            _env.Reclaimer.Reclaim(_env.Readers.OldestEpoch());
         }
     }
 
@@ -103,10 +118,25 @@ internal sealed class Flusher : IDisposable
         upTo = record.Value.TransactionId;
 
         var started = Stopwatch.GetTimestamp();
+        Interlocked.Exchange(ref _journalBytesSinceFlush, 0);
+        // The writer may prune a version this flush is writing: hold reclamation back until the writes are done.
+        var pin = _env.Readers.PinEpoch();
+        try
+        {
+            WriteUpTo(upTo, record.Value, started);
+        }
+        finally
+        {
+            _env.Readers.Release(pin);
+        }
+    }
+
+    private void WriteUpTo(long upTo, CommitRecord record, long started)
+    {
         _pages.Clear();
         _env.PageTable.CollectFlushable(upTo, _pages);
         _pages.Sort(static (a, b) => a.PageNumber.CompareTo(b.PageNumber));
-        long end = record.Value.NextPageNumber, pages = 0, bytes = 0, leaves = 0, branches = 0, overflows = 0;
+        long end = record.NextPageNumber, pages = 0, bytes = 0, leaves = 0, branches = 0, overflows = 0;
         foreach (var (page, buffer) in _pages)
         {
             end = Math.Max(end, page + buffer.PageCount);
@@ -119,9 +149,7 @@ internal sealed class Flusher : IDisposable
 
         _removed.Clear();
         _env.PageTable.RemoveUpTo(upTo, _pages, _removed);
-        var epoch = _env.Readers.AdvanceEpoch();
-        foreach (var buffer in _removed) _reclaim.Add((epoch, buffer));
-        _removed.Clear();
+        _env.Reclaimer.Retire(_removed, _env.Readers.AdvanceEpoch());
         _pages.Clear();
 
         _flushedUpTo = upTo;
@@ -130,7 +158,7 @@ internal sealed class Flusher : IDisposable
         FlushedPages += pages;
         FlushRuns += runs;
         FlushedBytes += bytes;
-        _env.Options.OnFlush?.Invoke(new FlushStats
+        NotifyFlush(new FlushStats
         {
             FlushNumber = Flushes,
             UpToTransactionId = upTo,
@@ -142,6 +170,18 @@ internal sealed class Flusher : IDisposable
             OverflowPages = overflows,
             Duration = Stopwatch.GetElapsedTime(started),
         });
+    }
+
+    private void NotifyFlush(in FlushStats stats)
+    {
+        try
+        {
+            _env.Options.OnFlush?.Invoke(stats);
+        }
+        catch (Exception)
+        {
+            // A failing observer must not stop the flusher, which would poison the environment.
+        }
     }
 
     private static unsafe void CountType(ScratchBuffer buffer, ref long leaves, ref long branches, ref long overflows)
@@ -190,32 +230,12 @@ internal sealed class Flusher : IDisposable
         _env.Journal.Retire(record.JournalFileNumber);
     }
 
-    /// <summary>Frees scratch buffers no snapshot can reach any more.</summary>
-    private void Reclaim(long oldestEpoch)
-    {
-        var kept = 0;
-        for (var i = 0; i < _reclaim.Count; i++)
-        {
-            var (epoch, buffer) = _reclaim[i];
-            if (epoch <= oldestEpoch) _env.Scratch.Return(buffer);
-            else _reclaim[kept++] = _reclaim[i];
-        }
-        _reclaim.RemoveRange(kept, _reclaim.Count - kept);
-    }
-
     /// <summary>Stops the thread; a last flush and sync is the caller's.</summary>
     public void Stop()
     {
         _stopping = true;
         _wake.Set();
         if (_thread.IsAlive) _thread.Join();
-    }
-
-    /// <summary>Frees every buffer still waiting (at close, once no transaction remains).</summary>
-    public void ReleaseAll()
-    {
-        foreach (var (_, buffer) in _reclaim) _env.Scratch.Return(buffer);
-        _reclaim.Clear();
     }
 
     public void Dispose()

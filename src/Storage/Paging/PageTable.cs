@@ -55,6 +55,27 @@ internal sealed class PageTable
         }
     }
 
+    /// <summary>
+    /// Drops versions of <paramref name="pageNumber"/> that no snapshot can see any more: a version is
+    /// needed only while some snapshot is older than the next version. Call after publishing the
+    /// transaction that added the newest version, with the oldest snapshot still in use.
+    /// </summary>
+    public void Prune(long pageNumber, long oldestSnapshot, List<ScratchBuffer> pruned)
+    {
+        while (true)
+        {
+            if (!_versions.TryGetValue(pageNumber, out var current) || current.Length < 2) return;
+            // Versions are oldest first; version i is superseded for everyone once version i + 1 is not newer than the oldest snapshot.
+            var drop = 0;
+            while (drop + 1 < current.Length && current[drop + 1].TransactionId <= oldestSnapshot) drop++;
+            if (drop == 0) return;
+            var next = current[drop..];
+            if (!_versions.TryUpdate(pageNumber, next, current)) continue;
+            for (var i = 0; i < drop; i++) pruned.Add(current[i].Buffer);
+            return;
+        }
+    }
+
     /// <summary>For each page, the newest version at or before <paramref name="upToTransactionId"/>.</summary>
     public void CollectFlushable(long upToTransactionId, List<(long PageNumber, ScratchBuffer Buffer)> output)
     {

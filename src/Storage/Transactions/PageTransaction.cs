@@ -34,6 +34,8 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public EnvironmentState State { get; }
 
+    public ReaderTable.Slot? Slot => _slot;
+
     public bool IsWritable => _dirty is not null;
 
     public long NextPageNumber { get; set; }

@@ -34,6 +34,27 @@ internal sealed class ReaderTable
         return slot;
     }
 
+    /// <summary>Holds back reclamation (not flushing) while the flusher writes buffers it collected.</summary>
+    public Slot PinEpoch()
+    {
+        var slot = Claim();
+        Interlocked.Exchange(ref slot.TransactionId, long.MaxValue);
+        Interlocked.Exchange(ref slot.Epoch, Volatile.Read(ref _epoch));
+        return slot;
+    }
+
+    /// <summary>The oldest pinned snapshot other than <paramref name="except"/>'s, or <paramref name="latest"/>.</summary>
+    public long OldestTransactionExcept(Slot except, long latest)
+    {
+        var oldest = latest;
+        foreach (var slot in Volatile.Read(ref _slots))
+        {
+            if (ReferenceEquals(slot, except) || Volatile.Read(ref slot.InUse) == 0) continue;
+            oldest = Math.Min(oldest, Volatile.Read(ref slot.TransactionId));
+        }
+        return oldest;
+    }
+
     public void Release(Slot slot)
     {
         Volatile.Write(ref slot.Epoch, long.MaxValue);
@@ -53,12 +74,14 @@ internal sealed class ReaderTable
         return oldest;
     }
 
-    public long OldestEpoch()
+    public long OldestEpoch() => OldestEpochExcept(null);
+
+    public long OldestEpochExcept(Slot? except)
     {
         var oldest = long.MaxValue;
         foreach (var slot in Volatile.Read(ref _slots))
         {
-            if (Volatile.Read(ref slot.InUse) == 0) continue;
+            if (ReferenceEquals(slot, except) || Volatile.Read(ref slot.InUse) == 0) continue;
             oldest = Math.Min(oldest, Volatile.Read(ref slot.Epoch));
         }
         return oldest;

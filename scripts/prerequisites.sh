@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the build, the tests and the benchmarks need and the machine lacks.
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+
+need_apt=()
+have_lib() { ldconfig -p 2>/dev/null | grep -q "$1"; }
+
+have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing: ${need_apt[*]}"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "Missing (install them to compare against every engine): ${need_apt[*]}" >&2
+  fi
+fi
+
+if ! command -v dotnet >/dev/null 2>&1; then
+  echo "The .NET 10 SDK is required (dotnet was not found on PATH)." >&2
+  exit 1
+fi

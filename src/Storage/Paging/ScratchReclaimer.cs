@@ -1,0 +1,56 @@
+namespace Storage.Paging;
+
+/// <summary>
+/// Scratch buffers unlinked from the page table, waiting until no transaction (or flush) that
+/// started before they were unlinked is still running. Both the writer and the flusher retire
+/// buffers here and free what has become unreachable.
+/// </summary>
+internal sealed class ScratchReclaimer
+{
+    private readonly Queue<(long Epoch, ScratchBuffer Buffer)> _waiting = new();
+    private readonly object _lock = new();
+    private readonly ScratchPool _pool;
+
+    public ScratchReclaimer(ScratchPool pool) => _pool = pool;
+
+    public int WaitingCount
+    {
+        get
+        {
+            lock (_lock) return _waiting.Count;
+        }
+    }
+
+    /// <summary>Buffers unlinked before <paramref name="epoch"/> was started.</summary>
+    public void Retire(List<ScratchBuffer> buffers, long epoch)
+    {
+        if (buffers.Count == 0) return;
+        lock (_lock)
+        {
+            foreach (var buffer in buffers) _waiting.Enqueue((epoch, buffer));
+        }
+        buffers.Clear();
+    }
+
+    /// <summary>Frees every buffer retired in an epoch no running transaction predates.</summary>
+    public void Reclaim(long oldestActiveEpoch)
+    {
+        lock (_lock)
+        {
+            while (_waiting.TryPeek(out var head) && head.Epoch <= oldestActiveEpoch)
+            {
+                _waiting.Dequeue();
+                _pool.Return(head.Buffer);
+            }
+        }
+    }
+
+    /// <summary>At close, once nothing can point into scratch memory.</summary>
+    public void ReleaseAll()
+    {
+        lock (_lock)
+        {
+            while (_waiting.TryDequeue(out var item)) item.Buffer.Release();
+        }
+    }
+}
