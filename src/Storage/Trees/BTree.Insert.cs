@@ -1,0 +1,108 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using Storage.Paging;
+
+namespace Storage.Trees;
+
+internal sealed unsafe partial class BTree
+{
+    /// <summary>Inserts the entry, or replaces the value of an existing key.</summary>
+    [SkipLocalsInit]
+    public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
+    {
+        CheckKeySize(key.Length);
+        var leaf = DescendToLeaf(key, _path);
+        long leafPageNumber = leaf.PageNumber;
+        bool isOverflow = value.Length > TreeLimits.MaxInlineValueSizeBytes;
+        key = CopyIfInsidePage(key, leaf.Pointer, _keyScratch);
+        if (!isOverflow)
+        {
+            value = CopyIfInsidePage(value, leaf.Pointer, _valueScratch);
+        }
+
+        int index = leaf.SearchLeaf(key, out bool found);
+        long oldOverflowPage = found ? leaf.GetValue(index).OverflowPage : TreeNodeLayout.NoOverflowPage;
+        int oldNodeSizeBytes = found ? leaf.GetNodeSize(index) : 0;
+
+        // A large value is copied into its new run before anything else changes: the caller's span may be the
+        // old run of this very key, which is freed only at the end.
+        long newOverflowPage = isOverflow ? WriteOverflow(value, leafPageNumber) : TreeNodeLayout.NoOverflowPage;
+        ReadOnlySpan<byte> inlineValue = isOverflow ? default : value;
+        int nodeSizeBytes = TreeNodeLayout.LeafNodeSize(key.Length, inlineValue.Length, isOverflow);
+
+        if (found && nodeSizeBytes <= oldNodeSizeBytes)
+        {
+            ModifyPage(leafPageNumber).OverwriteLeafValue(index, inlineValue, newOverflowPage);
+        }
+        else
+        {
+            if (found)
+            {
+                ModifyPage(leafPageNumber).RemoveNode(index);
+            }
+            else
+            {
+                _state.Entries++;
+            }
+            byte* node = stackalloc byte[TreeNodeLayout.MaxNodeSizeBytes];
+            int encodedSizeBytes = TreeNodeLayout.WriteLeafNode(node, key, inlineValue, newOverflowPage);
+            InsertNode(_path.LeafLevel, index, node, encodedSizeBytes);
+        }
+
+        if (oldOverflowPage != TreeNodeLayout.NoOverflowPage)
+        {
+            FreeOverflow(oldOverflowPage);
+        }
+        MarkChanged();
+    }
+
+    /// <summary>
+    /// Inserts an encoded node into the page at <paramref name="level"/> of <see cref="_path"/>, compacting or
+    /// splitting it when it is full; a split inserts a separator into the parent, and so on up to a new root.
+    /// <paramref name="node"/> is a buffer of <see cref="TreeNodeLayout.MaxNodeSizeBytes"/>, reused for the separators.
+    /// </summary>
+    private void InsertNode(int level, int index, byte* node, int nodeSizeBytes)
+    {
+        while (true)
+        {
+            long pageNumber = _path.Pages[level];
+            var page = OpenPage(pageNumber);
+            int neededBytes = nodeSizeBytes + TreeNodeLayout.SlotSizeBytes;
+            if (page.ContiguousFreeBytes >= neededBytes)
+            {
+                ModifyPage(pageNumber).InsertNode(index, node, nodeSizeBytes);
+                return;
+            }
+            if (page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes)
+            {
+                var writable = ModifyPage(pageNumber);
+                writable.Compact();
+                writable.InsertNode(index, node, nodeSizeBytes);
+                return;
+            }
+
+            long rightPageNumber = SplitAndInsert(level, page, index, node, nodeSizeBytes, out int separatorSizeBytes);
+            var separator = new ReadOnlySpan<byte>(_separatorBuffer, 0, separatorSizeBytes);
+            if (level == 0)
+            {
+                GrowRoot(pageNumber, separator, rightPageNumber);
+                return;
+            }
+            // The split is done with the node buffer, so it carries the separator up to the parent.
+            nodeSizeBytes = TreeNodeLayout.WriteBranchNode(node, separator, rightPageNumber);
+            level--;
+            index = _path.Indices[level] + 1;
+        }
+    }
+
+    /// <summary>The root split: a new root branch over the old root and its new right sibling.</summary>
+    private void GrowRoot(long leftPageNumber, ReadOnlySpan<byte> separator, long rightPageNumber)
+    {
+        var root = AllocatePage(PageFlags.Branch, leftPageNumber);
+        root.InsertBranchNode(0, default, leftPageNumber);
+        root.InsertBranchNode(1, separator, rightPageNumber);
+        _state.RootPage = root.PageNumber;
+        _state.Depth++;
+        Debug.Assert(_state.Depth <= TreeNodeLayout.MaxTreeDepth, "fan-out of at least 7 keeps real trees far shallower");
+    }
+}

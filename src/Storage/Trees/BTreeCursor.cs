@@ -1,0 +1,244 @@
+using Storage.Paging;
+
+namespace Storage.Trees;
+
+/// <summary>
+/// Walks a <see cref="BTree"/>'s entries in key order, both ways, across pages. Created by <see cref="BTree.CreateCursor"/>.
+/// </summary>
+/// <remarks>
+/// <para>The cursor keeps its path from the root (pages have no sibling links) and a copy of the current key. When
+/// the tree changes after the cursor was positioned (<see cref="TreeState.Version"/> moved), the next move seeks
+/// again from that copy, so it continues from where it was: after the current entry was deleted, MoveNext yields
+/// the following key and MovePrevious the preceding one.</para>
+/// <para>A cursor that is not positioned (new, or moved past either end) stays so until a Seek.</para>
+/// </remarks>
+internal sealed unsafe class BTreeCursor
+{
+    private readonly BTree _tree;
+    private readonly TreePath _path = new();
+    private readonly byte[] _keyBuffer = new byte[TreeLimits.MaxKeySizeBytes];
+    private int _keySizeBytes;
+    private bool _isPositioned;
+
+    /// <summary>The tree's version when the cursor was positioned; the leaf pointer is only current while it matches.</summary>
+    private long _version;
+    private byte* _leaf;
+    private long _leafPageNumber;
+    private int _index;
+
+    internal BTreeCursor(BTree tree)
+    {
+        _tree = tree;
+    }
+
+    public bool IsPositioned => _isPositioned;
+
+    /// <summary>The current key: the cursor's own copy, valid until the cursor moves.</summary>
+    public ReadOnlySpan<byte> Key
+    {
+        get
+        {
+            if (!_isPositioned)
+            {
+                TreeThrowHelper.ThrowCursorNotPositioned();
+            }
+            return new ReadOnlySpan<byte>(_keyBuffer, 0, _keySizeBytes);
+        }
+    }
+
+    /// <summary>
+    /// The current value, from the page or overflow run (no copy; valid until the transaction ends). Throws
+    /// <see cref="InvalidOperationException"/> when the entry was deleted since the cursor reached it.
+    /// </summary>
+    public ReadOnlySpan<byte> Value
+    {
+        get
+        {
+            if (!_isPositioned)
+            {
+                TreeThrowHelper.ThrowCursorNotPositioned();
+            }
+            if (_version != _tree.State.Version)
+            {
+                // Re-find the entry; if it is gone, stay stale so that the next move seeks from the saved key.
+                if (!PositionAtOrAfter(Key, out bool exact) || !exact)
+                {
+                    TreeThrowHelper.ThrowCursorEntryDeleted();
+                }
+                _version = _tree.State.Version;
+            }
+            return _tree.ResolveValue(CurrentLeaf().GetValue(_index));
+        }
+    }
+
+    public bool SeekFirst()
+    {
+        var leaf = _tree.DescendToEdge(_path, last: false);
+        SetLeaf(leaf, 0);
+        return leaf.Count > 0 || MoveToSiblingLeaf(forward: true) ? Positioned() : NotPositioned();
+    }
+
+    public bool SeekLast()
+    {
+        var leaf = _tree.DescendToEdge(_path, last: true);
+        SetLeaf(leaf, leaf.Count - 1);
+        return leaf.Count > 0 || MoveToSiblingLeaf(forward: false) ? Positioned() : NotPositioned();
+    }
+
+    /// <summary>Positions on the first key greater than or equal to <paramref name="key"/>.</summary>
+    public bool Seek(ReadOnlySpan<byte> key) =>
+        PositionAtOrAfter(key, out _) ? Positioned() : NotPositioned();
+
+    /// <summary>Positions on the last key less than or equal to <paramref name="key"/>.</summary>
+    public bool SeekLastLessOrEqual(ReadOnlySpan<byte> key) =>
+        PositionAtOrBefore(key, out _) ? Positioned() : NotPositioned();
+
+    public bool MoveNext()
+    {
+        if (!_isPositioned)
+        {
+            return false;
+        }
+        if (_version != _tree.State.Version)
+        {
+            if (!PositionAtOrAfter(Key, out bool exact))
+            {
+                return NotPositioned();
+            }
+            if (!exact)
+            {
+                // The current entry is gone; the first key after it is the next one.
+                return Positioned();
+            }
+        }
+        return Step(forward: true) ? Positioned() : NotPositioned();
+    }
+
+    public bool MovePrevious()
+    {
+        if (!_isPositioned)
+        {
+            return false;
+        }
+        if (_version != _tree.State.Version)
+        {
+            if (!PositionAtOrBefore(Key, out bool exact))
+            {
+                return NotPositioned();
+            }
+            if (!exact)
+            {
+                return Positioned();
+            }
+        }
+        return Step(forward: false) ? Positioned() : NotPositioned();
+    }
+
+    /// <summary>Moves the position to the first entry at or after the key, without touching the saved key.</summary>
+    private bool PositionAtOrAfter(ReadOnlySpan<byte> key, out bool exact)
+    {
+        var leaf = _tree.DescendToLeaf(key, _path);
+        int index = leaf.SearchLeaf(key, out exact);
+        SetLeaf(leaf, index);
+        return index < leaf.Count || MoveToSiblingLeaf(forward: true);
+    }
+
+    /// <summary>Moves the position to the last entry at or before the key, without touching the saved key.</summary>
+    private bool PositionAtOrBefore(ReadOnlySpan<byte> key, out bool exact)
+    {
+        var leaf = _tree.DescendToLeaf(key, _path);
+        int index = leaf.SearchLeaf(key, out exact);
+        // Keys of the leaves to the left are all below this leaf's range, so they are all before the key.
+        SetLeaf(leaf, exact ? index : index - 1);
+        return _index >= 0 || MoveToSiblingLeaf(forward: false);
+    }
+
+    private bool Step(bool forward)
+    {
+        if (forward)
+        {
+            if (_index + 1 < CurrentLeaf().Count)
+            {
+                _index++;
+                return true;
+            }
+        }
+        else if (_index > 0)
+        {
+            _index--;
+            return true;
+        }
+        return MoveToSiblingLeaf(forward);
+    }
+
+    /// <summary>
+    /// Moves to the first entry of the next non-empty leaf (or the last of the previous one): up the path to the
+    /// nearest branch with a further child, then down its edge to the leaf level.
+    /// </summary>
+    private bool MoveToSiblingLeaf(bool forward)
+    {
+        int leafLevel = _path.LeafLevel;
+        int level = leafLevel - 1;
+        while (level >= 0)
+        {
+            var branch = _tree.OpenPageAtLevel(_path.Pages[level], level);
+            int next = _path.Indices[level] + (forward ? 1 : -1);
+            if (next < 0 || next >= branch.Count)
+            {
+                level--;
+                continue;
+            }
+            _path.Indices[level] = next;
+            long pageNumber = branch.GetChild(next);
+            for (level++; level < leafLevel; level++)
+            {
+                var page = _tree.OpenPageAtLevel(pageNumber, level);
+                _path.Pages[level] = pageNumber;
+                if (page.Count == 0)
+                {
+                    TreeThrowHelper.ThrowEmptyBranch(pageNumber);
+                }
+                int edge = forward ? 0 : page.Count - 1;
+                _path.Indices[level] = edge;
+                pageNumber = page.GetChild(edge);
+            }
+            var leaf = _tree.OpenPageAtLevel(pageNumber, leafLevel);
+            _path.Pages[leafLevel] = pageNumber;
+            if (leaf.Count > 0)
+            {
+                SetLeaf(leaf, forward ? 0 : leaf.Count - 1);
+                return true;
+            }
+            // An empty leaf (only the root may be one in a valid tree): keep going from it.
+            level = leafLevel - 1;
+        }
+        return false;
+    }
+
+    private void SetLeaf(TreePage leaf, int index)
+    {
+        _leaf = leaf.Pointer;
+        _leafPageNumber = leaf.PageNumber;
+        _index = index;
+    }
+
+    private TreePage CurrentLeaf() => TreePage.Open(_leaf, _leafPageNumber);
+
+    /// <summary>Commits the position: saves the current key and the version it belongs to.</summary>
+    private bool Positioned()
+    {
+        var key = CurrentLeaf().GetKey(_index);
+        key.CopyTo(_keyBuffer);
+        _keySizeBytes = key.Length;
+        _version = _tree.State.Version;
+        _isPositioned = true;
+        return true;
+    }
+
+    private bool NotPositioned()
+    {
+        _isPositioned = false;
+        _keySizeBytes = 0;
+        return false;
+    }
+}

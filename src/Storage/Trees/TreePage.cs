@@ -1,0 +1,242 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using Storage.Paging;
+
+namespace Storage.Trees;
+
+/// <summary>
+/// A bounds-checked view of one slotted tree page (leaf or branch); see <see cref="TreeNodeLayout"/> for the format.
+/// </summary>
+/// <remarks>
+/// The page may come from a damaged file, so nothing read from it is trusted: <see cref="Open"/> checks the header
+/// (page number, type, Lower and Upper), and every node access checks that the node lies inside the node area.
+/// A failed check throws <see cref="StorageCorruptedException"/>; no read leaves the 8 KiB page.
+/// </remarks>
+internal readonly unsafe ref partial struct TreePage
+{
+    private readonly byte* _page;
+
+    private TreePage(byte* page, long pageNumber)
+    {
+        _page = page;
+        PageNumber = pageNumber;
+    }
+
+    public long PageNumber { get; }
+
+    public byte* Pointer => _page;
+
+    private PageHeader* Header => (PageHeader*)_page;
+
+    public PageFlags Type => Header->Flags & PageFlags.TypeMask;
+
+    public bool IsLeaf => Type == PageFlags.Leaf;
+
+    public bool IsBranch => Type == PageFlags.Branch;
+
+    public int Lower => Header->Lower;
+
+    public int Upper => Header->Upper;
+
+    public int Count => (Header->Lower - PageLayout.HeaderSizeBytes) / TreeNodeLayout.SlotSizeBytes;
+
+    /// <summary>The gap between the offsets array and node data: room for an insert without compacting.</summary>
+    public int ContiguousFreeBytes => Header->Upper - Header->Lower;
+
+    /// <summary>Checks the header of a leaf or branch page that should be page <paramref name="pageNumber"/>.</summary>
+    public static TreePage Open(byte* page, long pageNumber)
+    {
+        var header = (PageHeader*)page;
+        if (header->PageNumber != pageNumber)
+        {
+            TreeThrowHelper.ThrowPageNumberMismatch(pageNumber, header->PageNumber);
+        }
+        var type = header->Flags & PageFlags.TypeMask;
+        if (type != PageFlags.Leaf && type != PageFlags.Branch)
+        {
+            TreeThrowHelper.ThrowUnexpectedPageType(pageNumber, header->Flags, "leaf or branch");
+        }
+        int lower = header->Lower;
+        int upper = header->Upper;
+        if (lower < PageLayout.HeaderSizeBytes || lower > upper || upper > PageLayout.PageSizeBytes ||
+            (lower - PageLayout.HeaderSizeBytes) % TreeNodeLayout.SlotSizeBytes != 0)
+        {
+            TreeThrowHelper.ThrowBadPageBounds(pageNumber, lower, upper);
+        }
+        return new TreePage(page, pageNumber);
+    }
+
+    public ReadOnlySpan<byte> GetKey(int index)
+    {
+        int offset = ReadNode(index, out int keySizeBytes, out _);
+        int headerSize = IsLeaf ? LeafNodeHeader.SizeBytes : BranchNodeHeader.SizeBytes;
+        return new ReadOnlySpan<byte>(_page + offset + headerSize, keySizeBytes);
+    }
+
+    public int GetNodeSize(int index)
+    {
+        ReadNode(index, out _, out int nodeSizeBytes);
+        return nodeSizeBytes;
+    }
+
+    /// <summary>The node's raw bytes, for copying it whole to another page.</summary>
+    public byte* GetNode(int index, out int nodeSizeBytes)
+    {
+        int offset = ReadNode(index, out _, out nodeSizeBytes);
+        return _page + offset;
+    }
+
+    public long GetChild(int index)
+    {
+        Debug.Assert(IsBranch, "only branch nodes have children");
+        int offset = ReadNode(index, out _, out _);
+        long child = Unsafe.ReadUnaligned<BranchNodeHeader>(_page + offset).ChildPageNumber;
+        // The store rejects pages past the end of the file; the file headers and our own page are rejected here.
+        if (child < TreeNodeLayout.FirstTreePageNumber || child == PageNumber)
+        {
+            TreeThrowHelper.ThrowBadChildPageNumber(PageNumber, index, child);
+        }
+        return child;
+    }
+
+    public LeafValue GetValue(int index)
+    {
+        Debug.Assert(IsLeaf, "only leaf nodes have values");
+        int offset = ReadNode(index, out int keySizeBytes, out _);
+        var header = Unsafe.ReadUnaligned<LeafNodeHeader>(_page + offset);
+        byte* value = _page + offset + LeafNodeHeader.SizeBytes + keySizeBytes;
+        if (!header.IsOverflow)
+        {
+            return new LeafValue(new ReadOnlySpan<byte>(value, header.ValueSizeOrFlags));
+        }
+        long overflowPage = Unsafe.ReadUnaligned<long>(value);
+        if (overflowPage < TreeNodeLayout.FirstTreePageNumber)
+        {
+            TreeThrowHelper.ThrowBadOverflowReference(PageNumber, index, offset, overflowPage);
+        }
+        return new LeafValue(overflowPage);
+    }
+
+    /// <summary>Binary search of a leaf: the key's index, or where it would be inserted.</summary>
+    public int SearchLeaf(ReadOnlySpan<byte> key, out bool found)
+    {
+        int low = 0;
+        int high = Count - 1;
+        while (low <= high)
+        {
+            int middle = (int)((uint)(low + high) >> 1);
+            int comparison = key.SequenceCompareTo(GetKey(middle));
+            if (comparison == 0)
+            {
+                found = true;
+                return middle;
+            }
+            if (comparison < 0)
+            {
+                high = middle - 1;
+            }
+            else
+            {
+                low = middle + 1;
+            }
+        }
+        found = false;
+        return low;
+    }
+
+    /// <summary>Binary search of a branch: the index of the child whose range holds the key.</summary>
+    public int SearchBranch(ReadOnlySpan<byte> key)
+    {
+        int count = Count;
+        if (count == 0)
+        {
+            TreeThrowHelper.ThrowEmptyBranch(PageNumber);
+        }
+        // Node 0's key is minus infinity, so the search is over nodes 1..count-1 for the last key <= key.
+        int low = 1;
+        int high = count - 1;
+        while (low <= high)
+        {
+            int middle = (int)((uint)(low + high) >> 1);
+            int comparison = key.SequenceCompareTo(GetKey(middle));
+            if (comparison == 0)
+            {
+                return middle;
+            }
+            if (comparison < 0)
+            {
+                high = middle - 1;
+            }
+            else
+            {
+                low = middle + 1;
+            }
+        }
+        return low - 1;
+    }
+
+    /// <summary>Bytes taken by offsets and nodes, not counting holes: what the page would use once compacted.</summary>
+    public int ComputeUsedBytes()
+    {
+        int count = Count;
+        int nodeBytes = 0;
+        for (int i = 0; i < count; i++)
+        {
+            ReadNode(i, out _, out int nodeSizeBytes);
+            nodeBytes += nodeSizeBytes;
+        }
+        // Separate nodes all fit between Upper and the end of the page; more bytes than that means offsets share
+        // or overlap nodes, and a split or merge sized from these numbers could not place them.
+        if (nodeBytes > PageLayout.PageSizeBytes - Upper)
+        {
+            TreeThrowHelper.ThrowOverlappingNodes(PageNumber, nodeBytes, PageLayout.PageSizeBytes - Upper);
+        }
+        return count * TreeNodeLayout.SlotSizeBytes + nodeBytes;
+    }
+
+    /// <summary>Bounds-checks node <paramref name="index"/> and returns its offset in the page.</summary>
+    private int ReadNode(int index, out int keySizeBytes, out int nodeSizeBytes)
+    {
+        if ((uint)index >= (uint)Count)
+        {
+            TreeThrowHelper.ThrowNodeIndexOutOfRange(PageNumber, index, Count);
+        }
+        int offset = Unsafe.ReadUnaligned<ushort>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes);
+        int upper = Upper;
+        if (IsLeaf)
+        {
+            if (offset < upper || offset > PageLayout.PageSizeBytes - LeafNodeHeader.SizeBytes)
+            {
+                TreeThrowHelper.ThrowBadNodeOffset(PageNumber, index, offset, upper);
+            }
+            var header = Unsafe.ReadUnaligned<LeafNodeHeader>(_page + offset);
+            keySizeBytes = header.KeySizeBytes;
+            int valueBytes = header.IsOverflow ? TreeNodeLayout.OverflowReferenceSizeBytes : header.ValueSizeOrFlags;
+            if (keySizeBytes < TreeLimits.MinKeySizeBytes || keySizeBytes > TreeLimits.MaxKeySizeBytes ||
+                (header.IsOverflow && header.ValueSizeOrFlags != LeafNodeHeader.OverflowFlag) ||
+                (!header.IsOverflow && valueBytes > TreeLimits.MaxInlineValueSizeBytes))
+            {
+                TreeThrowHelper.ThrowBadLeafNode(PageNumber, index, offset, keySizeBytes, header.ValueSizeOrFlags);
+            }
+            nodeSizeBytes = LeafNodeHeader.SizeBytes + keySizeBytes + valueBytes;
+        }
+        else
+        {
+            if (offset < upper || offset > PageLayout.PageSizeBytes - BranchNodeHeader.SizeBytes)
+            {
+                TreeThrowHelper.ThrowBadNodeOffset(PageNumber, index, offset, upper);
+            }
+            keySizeBytes = Unsafe.ReadUnaligned<BranchNodeHeader>(_page + offset).KeySizeBytes;
+            if (keySizeBytes > TreeLimits.MaxKeySizeBytes)
+            {
+                TreeThrowHelper.ThrowBadBranchNode(PageNumber, index, offset, keySizeBytes);
+            }
+            nodeSizeBytes = BranchNodeHeader.SizeBytes + keySizeBytes;
+        }
+        if (offset + nodeSizeBytes > PageLayout.PageSizeBytes)
+        {
+            TreeThrowHelper.ThrowNodePastEndOfPage(PageNumber, index, offset, nodeSizeBytes);
+        }
+        return offset;
+    }
+}
