@@ -57,7 +57,7 @@ public sealed partial class StorageEnvironment
         // Durable: publish. Nothing below does I/O or can fail.
         foreach (var (pageNumber, page) in dirty)
         {
-            if (page.IsFreed) Scratch.Return(page.Buffer);
+            if (page.IsFreed) Scratch.Return(page.Buffer, onWriter: true);
             else PageTable.Add(pageNumber, transactionId, page.Buffer);
         }
         FreeSpace.Commit(pages.NextPageNumber);
@@ -97,7 +97,7 @@ public sealed partial class StorageEnvironment
         }
         if (_pruned.Count == 0) return;
         Reclaimer.Retire(_pruned, Readers.AdvanceEpoch());
-        Reclaimer.Reclaim(Readers.OldestEpochExcept(writerSlot));
+        Reclaimer.Reclaim(Readers.OldestEpochExcept(writerSlot), onWriter: true);
     }
 
     /// <summary>

@@ -104,7 +104,7 @@ internal sealed class Flusher : IDisposable
                 || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                 || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
             if (due && _flushedUpTo > _syncedUpTo) Sync();
-            _env.Reclaimer.Reclaim(_env.Readers.OldestEpoch());
+            _env.Reclaimer.Reclaim(_env.Readers.OldestEpoch(), onWriter: false);
         }
     }
 

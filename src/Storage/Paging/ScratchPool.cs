@@ -5,43 +5,64 @@ namespace Storage.Paging;
 /// <summary>
 /// Hands out scratch buffers and keeps released single pages for reuse, so steady write loads do not
 /// call the native allocator (and fault in fresh memory) per page. Counts the bytes in use for the
-/// flush budget. Lock-free: the writer rents and returns on the commit path, the flusher returns.
+/// flush budget.
 /// </summary>
+/// <remarks>
+/// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
+/// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
+/// Buffers freed on other threads (the flusher) go through a concurrent queue.
+/// </remarks>
 internal sealed class ScratchPool : IDisposable
 {
     private const int MaxPooledPages = 8192;
 
-    private readonly ConcurrentQueue<ScratchBuffer> _singles = new();
-    private int _pooled;
+    private readonly Stack<ScratchBuffer> _writerStack = new();
+    private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
+    private int _sharedCount;
     private long _bytesInUse;
 
     public long BytesInUse => Interlocked.Read(ref _bytesInUse);
 
-    public ScratchBuffer Rent(int pageCount)
+    /// <summary>Rents a buffer; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
+    public ScratchBuffer Rent(int pageCount, bool onWriter = true)
     {
         Interlocked.Add(ref _bytesInUse, (long)pageCount * PageLayout.PageSizeBytes);
-        if (pageCount == 1 && _singles.TryDequeue(out var pooled))
+        if (pageCount == 1)
         {
-            Interlocked.Decrement(ref _pooled);
-            return pooled;
+            if (onWriter && _writerStack.TryPop(out var warm)) return warm;
+            if (_shared.TryDequeue(out var pooled))
+            {
+                Interlocked.Decrement(ref _sharedCount);
+                return pooled;
+            }
         }
         return new ScratchBuffer(pageCount);
     }
 
-    public void Return(ScratchBuffer buffer)
+    /// <summary>Gives a buffer back; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
+    public void Return(ScratchBuffer buffer, bool onWriter)
     {
         Interlocked.Add(ref _bytesInUse, -buffer.SizeBytes);
-        if (buffer.PageCount == 1 && Interlocked.Increment(ref _pooled) <= MaxPooledPages)
+        if (buffer.PageCount == 1)
         {
-            _singles.Enqueue(buffer);
-            return;
+            if (onWriter && _writerStack.Count < MaxPooledPages)
+            {
+                _writerStack.Push(buffer);
+                return;
+            }
+            if (Interlocked.Increment(ref _sharedCount) <= MaxPooledPages)
+            {
+                _shared.Enqueue(buffer);
+                return;
+            }
+            Interlocked.Decrement(ref _sharedCount);
         }
-        if (buffer.PageCount == 1) Interlocked.Decrement(ref _pooled);
         buffer.Release();
     }
 
     public void Dispose()
     {
-        while (_singles.TryDequeue(out var b)) b.Release();
+        while (_writerStack.TryPop(out var b)) b.Release();
+        while (_shared.TryDequeue(out var b)) b.Release();
     }
 }

@@ -33,14 +33,14 @@ internal sealed class ScratchReclaimer
     }
 
     /// <summary>Frees every buffer retired in an epoch no running transaction predates.</summary>
-    public void Reclaim(long oldestActiveEpoch)
+    public void Reclaim(long oldestActiveEpoch, bool onWriter)
     {
         lock (_lock)
         {
             while (_waiting.TryPeek(out var head) && head.Epoch <= oldestActiveEpoch)
             {
                 _waiting.Dequeue();
-                _pool.Return(head.Buffer);
+                _pool.Return(head.Buffer, onWriter);
             }
         }
     }

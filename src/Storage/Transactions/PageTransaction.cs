@@ -138,7 +138,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         // Pages freed earlier in this transaction may be handed out again; their copies are no longer needed.
         for (var p = pageNumber; p < pageNumber + count; p++)
         {
-            if (dirtyPages.Remove(p, out var stale)) _env.Scratch.Return(stale.Buffer);
+            if (dirtyPages.Remove(p, out var stale)) _env.Scratch.Return(stale.Buffer, onWriter: true);
         }
         var buffer = _env.Scratch.Rent(count);
         new Span<byte>(buffer.Pointer, PageLayout.PageSizeBytes).Clear();
@@ -172,7 +172,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     public void DiscardDirty()
     {
         if (_dirty is null) return;
-        foreach (var (_, page) in _dirty) _env.Scratch.Return(page.Buffer);
+        foreach (var (_, page) in _dirty) _env.Scratch.Return(page.Buffer, onWriter: true);
         _dirty.Clear();
     }
 

@@ -1,0 +1,17 @@
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Engines;
+
+/// <summary>An open engine. Dispose it to flush and sync everything and close it.</summary>
+internal interface IEngineInstance : IDisposable
+{
+    /// <summary>Writes the batch in one transaction and returns once the commit is durable.</summary>
+    void WriteDurable(KeyValueBatch batch);
+
+    /// <summary>Begins a snapshot reader; use it on the calling thread only and dispose it there.</summary>
+    IEngineReader BeginRead();
+
+    /// <summary>Engine-specific figures gathered since open (for example per-commit page counts); read after <see cref="IDisposable.Dispose"/>.</summary>
+    IReadOnlyList<Figure> Counters();
+}

@@ -1,0 +1,101 @@
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Measurement;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Engines;
+
+/// <summary>An open <see cref="StorageEnvironment"/> with one tree, recording every commit's and flush's figures.</summary>
+internal sealed class StorageEngineInstance : IEngineInstance
+{
+    public const string TreeName = "kv";
+
+    private readonly StorageEnvironment _environment;
+    private readonly RunningStatistics _pagesModified = new();
+    private readonly RunningStatistics _leafPages = new();
+    private readonly RunningStatistics _branchPages = new();
+    private readonly RunningStatistics _overflowPages = new();
+    private readonly RunningStatistics _otherPages = new();
+    private readonly RunningStatistics _journalBytes = new();
+    private long _compressedCommits;
+    private long _flushes;
+    private long _flushedPages;
+    private long _flushRuns;
+    private long _flushedBytes;
+    private EnvironmentStats? _statsBeforeDispose;
+    private bool _disposed;
+
+    public StorageEngineInstance(string directory)
+    {
+        _environment = StorageEnvironment.Open(directory, StorageOptions.Default with { OnFlush = RecordFlush });
+        try
+        {
+            using var tx = _environment.BeginWrite();
+            tx.OpenOrCreateTree(TreeName);
+            tx.Commit();
+        }
+        catch
+        {
+            _environment.Dispose();
+            throw;
+        }
+    }
+
+    public void WriteDurable(KeyValueBatch batch)
+    {
+        CommitStats stats;
+        using (var tx = _environment.BeginWrite())
+        {
+            var tree = tx.OpenTree(TreeName);
+            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            stats = tx.Commit();
+        }
+        _pagesModified.Add(stats.PagesModified);
+        _leafPages.Add(stats.LeafPages);
+        _branchPages.Add(stats.BranchPages);
+        _overflowPages.Add(stats.OverflowPages);
+        _otherPages.Add(stats.OtherPages);
+        _journalBytes.Add(stats.JournalBytes);
+        if (stats.Compressed) _compressedCommits++;
+    }
+
+    public IEngineReader BeginRead() => new StorageEngineReader(_environment);
+
+    public IReadOnlyList<Figure> Counters()
+    {
+        var figures = new List<Figure>();
+        if (_pagesModified.Count > 0)
+        {
+            figures.Add(new("pages modified / tx (avg / max / stddev)", $"{Format.Decimal(_pagesModified.Mean)} / {Format.Count((long)_pagesModified.Max)} / {Format.Decimal(_pagesModified.StandardDeviation)}"));
+            figures.Add(new("leaf / branch / overflow / other pages / tx (avg)", $"{Format.Decimal(_leafPages.Mean)} / {Format.Decimal(_branchPages.Mean)} / {Format.Decimal(_overflowPages.Mean)} / {Format.Decimal(_otherPages.Mean)}"));
+            figures.Add(new("journal bytes / tx (avg)", Format.Count((long)Math.Round(_journalBytes.Mean))));
+            figures.Add(new("compressed journal entries", Format.Count(_compressedCommits)));
+        }
+        figures.Add(new("flushes (count / pages / runs)", $"{Format.Count(Interlocked.Read(ref _flushes))} / {Format.Count(Interlocked.Read(ref _flushedPages))} / {Format.Count(Interlocked.Read(ref _flushRuns))}"));
+        figures.Add(new("flushed bytes", Format.Bytes(Interlocked.Read(ref _flushedBytes))));
+        if (_statsBeforeDispose is { } stats)
+        {
+            figures.Add(new("journal writes / bytes (before dispose)", $"{Format.Count(stats.JournalWrites)} / {Format.Bytes(stats.JournalBytes)}"));
+            figures.Add(new("data file syncs (before dispose)", Format.Count(stats.Syncs)));
+            figures.Add(new("journal direct I/O", stats.JournalDirectIo ? "yes" : "no"));
+        }
+        return figures;
+    }
+
+    public void Dispose()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        // Taken before Dispose: afterwards the environment's files are closed.
+        _statsBeforeDispose = _environment.GetStats();
+        _environment.Dispose();
+    }
+
+    // Runs on the flusher's thread.
+    private void RecordFlush(FlushStats flush)
+    {
+        Interlocked.Increment(ref _flushes);
+        Interlocked.Add(ref _flushedPages, flush.PagesWritten);
+        Interlocked.Add(ref _flushRuns, flush.Runs);
+        Interlocked.Add(ref _flushedBytes, flush.BytesWritten);
+    }
+}

@@ -1,0 +1,26 @@
+using Storage.Benchmarks;
+using Storage.Benchmarks.Micro;
+
+// --bdn: BenchmarkDotNet micro-benchmarks; otherwise (or with --workloads) the workload comparison.
+if (args.Contains("--bdn"))
+{
+    return MicroBenchmarks.Run(args.Where(arg => arg != "--bdn").ToArray());
+}
+
+var options = RunnerOptions.Parse(args, out var error);
+if (options is null)
+{
+    if (string.IsNullOrEmpty(error))
+    {
+        Console.WriteLine(RunnerOptions.Usage);
+        return 0;
+    }
+    Console.Error.WriteLine(error);
+    Console.Error.WriteLine(RunnerOptions.Usage);
+    return 2;
+}
+var runner = new WorkloadRunner(options, Console.Out);
+var exitCode = runner.Run();
+// An abandoned engine thread (a hang) may be a foreground thread of the engine's own: do not wait for it.
+if (runner.LeftThreadsRunning) Environment.Exit(exitCode);
+return exitCode;

@@ -1,0 +1,230 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.InteropServices;
+using Storage.Benchmarks.Engines;
+using Storage.Benchmarks.Measurement;
+using Storage.Benchmarks.Reporting;
+using Storage.Benchmarks.Workloads;
+
+namespace Storage.Benchmarks;
+
+/// <summary>
+/// Runs the selected workloads against the selected engines, workload by workload (each engine in
+/// turn, so machine noise spreads over all of them), and prints and saves the comparison.
+/// One engine failing or hanging does not stop the others: its cells say why.
+/// </summary>
+internal sealed class WorkloadRunner
+{
+    private readonly RunnerOptions _options;
+    private readonly TextWriter _output;
+    private readonly HashSet<string> _hungEngines = [];
+
+    public WorkloadRunner(RunnerOptions options, TextWriter output)
+    {
+        _options = options;
+        _output = output;
+    }
+
+    /// <summary>0 when every available engine ran every workload; 1 when any failed; 2 when the run could not start.</summary>
+    public int Run()
+    {
+        var root = RepositoryPaths.FindRoot();
+        var scratch = RepositoryPaths.Scratch(root);
+        Directory.CreateDirectory(scratch);
+        var mount = MountInfo.Find(scratch);
+        if (mount?.FileSystemType is "tmpfs" or "ramfs")
+        {
+            _output.WriteLine($"{scratch} is on {mount.Value.FileSystemType}: durable workloads must run on a disk. Stopping.");
+            return 2;
+        }
+        var runDirectory = Path.Combine(scratch, "run-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+        Directory.CreateDirectory(runDirectory);
+
+        var counts = _options.Quick ? WorkloadCounts.Quick : WorkloadCounts.Full;
+        var context = new RunContext(counts, runDirectory, _options.KeepDirectories, _output);
+        var rows = _options.Workloads.SelectMany(workload => workload.Rows).ToList();
+        var table = new ResultTable(rows, _options.Engines.Select(engine => engine.Name).ToList());
+
+        var available = new List<IEngine>();
+        foreach (var engine in _options.Engines)
+        {
+            var reason = engine.UnavailableReason;
+            if (reason is null)
+            {
+                available.Add(engine);
+                continue;
+            }
+            foreach (var row in rows) table.SetText(engine.Name, row.Key, reason);
+            _output.WriteLine($"{engine.Name}: {reason}");
+        }
+
+        _output.WriteLine($"Running {string.Join(", ", _options.Workloads.Select(w => w.Id))} on {string.Join(", ", available.Select(e => e.Name))} in {runDirectory}{(_options.Quick ? " (quick)" : "")}");
+        foreach (var engine in available) WarmUpEngine(engine, context, table);
+        foreach (var workload in _options.Workloads)
+        {
+            foreach (var engine in available) RunOne(workload, engine, context, table);
+        }
+
+        if (!_options.KeepDirectories && _hungEngines.Count == 0) TryDelete(runDirectory);
+
+        var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts));
+        _output.WriteLine();
+        _output.Write(report);
+        var latest = Path.Combine(RepositoryPaths.Results(root), "latest.md");
+        File.WriteAllText(latest, report);
+        _output.WriteLine($"Written to {Path.GetRelativePath(root, latest)}");
+        return table.HasErrors ? 1 : 0;
+    }
+
+    /// <summary>Whether some engine thread was abandoned while still running (the process must then exit explicitly).</summary>
+    public bool LeftThreadsRunning => _hungEngines.Count > 0;
+
+    private void WarmUpEngine(IEngine engine, RunContext context, ResultTable table)
+    {
+        _output.WriteLine($"[warm-up {engine.Name}] running");
+        var (finished, failure) = RunOnThread($"warmup-{engine.Name}", () => WarmUp.Run(engine, context));
+        if (!finished)
+        {
+            Abandon(engine, "warm-up", table, table.Rows);
+        }
+        else if (failure is not null)
+        {
+            // Not recorded as a result: the workloads that follow hit the same failure and report it.
+            _output.WriteLine($"[warm-up {engine.Name}] failed: {failure.GetType().Name}: {failure.Message}");
+        }
+    }
+
+    private void RunOne(IWorkload workload, IEngine engine, RunContext context, ResultTable table)
+    {
+        if (_hungEngines.Contains(engine.Name))
+        {
+            foreach (var row in workload.Rows.Where(row => !table.Has(row.Key, engine.Name)))
+            {
+                table.SetText(engine.Name, row.Key, "skipped: an earlier step hung");
+            }
+            return;
+        }
+        _output.WriteLine($"[{workload.Id} {engine.Name}] running");
+        IReadOnlyList<RowResult>? results = null;
+        var clock = Stopwatch.StartNew();
+        var (finished, failure) = RunOnThread($"{workload.Id}-{engine.Name}", () => results = workload.Run(engine, context));
+        if (!finished)
+        {
+            Abandon(engine, workload.Id, table, workload.Rows);
+            return;
+        }
+        switch (failure)
+        {
+            case null:
+                foreach (var result in results!)
+                {
+                    table.Set(engine.Name, result);
+                    var row = workload.Rows.First(row => row.Key == result.RowKey);
+                    _output.WriteLine($"[{workload.Id} {engine.Name}] {row.Label}: {Format.Rate(result.Throughput)} {row.Unit}");
+                }
+                break;
+            case WorkloadSkippedException skipped:
+                foreach (var row in workload.Rows) table.SetText(engine.Name, row.Key, $"skipped: {skipped.Message}");
+                _output.WriteLine($"[{workload.Id} {engine.Name}] skipped: {skipped.Message}");
+                break;
+            default:
+                foreach (var row in workload.Rows) table.SetText(engine.Name, row.Key, $"error: {failure.GetType().Name}");
+                table.AddError(engine.Name, workload.Id, failure.ToString());
+                _output.WriteLine($"[{workload.Id} {engine.Name}] failed after {clock.Elapsed.TotalSeconds:N1} s:");
+                _output.WriteLine(failure.ToString());
+                break;
+        }
+    }
+
+    /// <summary>
+    /// Runs <paramref name="action"/> on a thread of its own and waits up to the timeout, so that an engine
+    /// that hangs can be left behind while the run goes on. Finished is false when it is still running.
+    /// </summary>
+    private (bool Finished, Exception? Failure) RunOnThread(string name, Action action)
+    {
+        Exception? failure = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                action();
+            }
+            catch (Exception e)
+            {
+                failure = e;
+            }
+        })
+        {
+            IsBackground = true,
+            Name = name,
+        };
+        thread.Start();
+        return thread.Join(_options.Timeout) ? (true, failure) : (false, null);
+    }
+
+    private void Abandon(IEngine engine, string step, ResultTable table, IEnumerable<WorkloadRow> rows)
+    {
+        _hungEngines.Add(engine.Name);
+        foreach (var row in rows) table.SetText(engine.Name, row.Key, "error: timeout");
+        var message = $"Still running after {_options.Timeout.TotalSeconds:N0} s; abandoned (its thread runs on until the process exits).";
+        table.AddError(engine.Name, step, message);
+        _output.WriteLine($"[{step} {engine.Name}] {message}");
+    }
+
+    private static List<string> Preamble(string root, string scratch, MountInfo.Mount? mount, WorkloadCounts counts)
+    {
+        var fileSystem = mount is { } m ? $"{m.FileSystemType} on {m.Source}" : "unknown file system";
+        var memoryBytes = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes;
+        return
+        [
+            $"- run: {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {(counts == WorkloadCounts.Quick ? "quick (counts / 10)" : "full counts")}, commit {GitDescription(root)}",
+            $"- machine: {Environment.ProcessorCount} cores, {Format.Bytes(memoryBytes)} memory, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}",
+            $"- engines' directories: {Path.GetRelativePath(root, scratch)} ({fileSystem})",
+        ];
+    }
+
+    private static List<string> Notes(WorkloadCounts counts) =>
+    [
+        $"Counts: W1 and W2 {Format.Count(counts.Transactions)} transactions x {counts.PutsPerTransaction} puts (16-byte keys, 100-byte values), every commit durable; " +
+        $"W3 {Format.Count(counts.GetsPerThread)} gets per thread of keys W1 wrote.",
+        "Throughput is higher-is-better; a ratio above 1.00x means storage is faster. Write workloads include " +
+        "closing the engine (final flush and sync); the clock starts once the engine is open with its tree or table created. " +
+        "Each engine first runs a small unmeasured warm-up (JIT). Gets copy the value out, for every engine. " +
+        "Only ratios from the same run mean much: the machine is shared.",
+    ];
+
+    private static string GitDescription(string root)
+    {
+        try
+        {
+            using var git = Process.Start(new ProcessStartInfo("git", ["-C", root, "describe", "--always", "--dirty"])
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+            });
+            if (git is null) return "unknown";
+            var description = git.StandardOutput.ReadToEnd().Trim();
+            return git.WaitForExit(5000) && git.ExitCode == 0 && description.Length > 0 ? description : "unknown";
+        }
+        catch (System.ComponentModel.Win32Exception)
+        {
+            return "unknown (no git)";
+        }
+    }
+
+    private void TryDelete(string directory)
+    {
+        try
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+        catch (IOException e)
+        {
+            _output.WriteLine($"Could not remove {directory}: {e.Message}");
+        }
+        catch (UnauthorizedAccessException e)
+        {
+            _output.WriteLine($"Could not remove {directory}: {e.Message}");
+        }
+    }
+}

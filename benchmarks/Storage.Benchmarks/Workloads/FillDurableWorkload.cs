@@ -1,0 +1,110 @@
+using System.Diagnostics;
+using Storage.Benchmarks.Engines;
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Measurement;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Workloads;
+
+/// <summary>
+/// W1 and W2: transactions of puts on a fresh directory, every commit durable. The clock and the
+/// device-bytes counter start after the engine is open and stop after it is disposed, so the final
+/// flush and sync are inside both.
+/// </summary>
+internal abstract class FillDurableWorkload : IWorkload
+{
+    protected FillDurableWorkload(string id, string name)
+    {
+        Id = id;
+        Name = name;
+        Rows = [new WorkloadRow(id, $"{id} {name}", "tx/s")];
+    }
+
+    public string Id { get; }
+
+    public string Name { get; }
+
+    public IReadOnlyList<WorkloadRow> Rows { get; }
+
+    public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
+    {
+        var directory = context.FreshDirectory(engine, Id);
+        IReadOnlyList<Figure> figures;
+        double seconds;
+        try
+        {
+            figures = Fill(engine, directory, context.Counts, CreateKeySource(), out seconds);
+        }
+        catch
+        {
+            Failed(engine, context);
+            throw;
+        }
+        Filled(engine, directory, context);
+        return [new RowResult(Id, context.Counts.Transactions / seconds, figures)];
+    }
+
+    protected abstract IKeySource CreateKeySource();
+
+    /// <summary>What to do with the directory afterwards (W1 keeps it for W3).</summary>
+    protected abstract void Filled(IEngine engine, string directory, RunContext context);
+
+    /// <summary>What to remember when the fill threw (W1 tells W3 not to try again).</summary>
+    protected virtual void Failed(IEngine engine, RunContext context)
+    {
+    }
+
+    /// <summary>Runs the fill and returns its figures; also used by W3 to prepare when W1 was not selected.</summary>
+    public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds)
+    {
+        var batch = new KeyValueBatch(counts.PutsPerTransaction);
+        var values = new ValueSource();
+        var instance = engine.Open(directory);
+        long? writtenBefore;
+        var clock = new Stopwatch();
+        try
+        {
+            writtenBefore = DeviceIo.WriteBytes();
+            clock.Start();
+            for (var tx = 0; tx < counts.Transactions; tx++)
+            {
+                batch.Fill(keys, values, counts.PutsPerTransaction);
+                instance.WriteDurable(batch);
+            }
+        }
+        catch
+        {
+            DisposeAfterFailure(instance);
+            throw;
+        }
+        instance.Dispose();
+        clock.Stop();
+        var writtenAfter = DeviceIo.WriteBytes();
+
+        seconds = clock.Elapsed.TotalSeconds;
+        var figures = new List<Figure>
+        {
+            new("seconds", Format.Seconds(seconds)),
+            new("tx/s", Format.Rate(counts.Transactions / seconds)),
+            new("puts/s", Format.Rate(counts.FilledKeys / seconds)),
+            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
+            new("device bytes written / tx", writtenAfter - writtenBefore is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
+            new("data file size", Format.Bytes(FileSizes.Of(Path.Combine(directory, engine.DataFileName)))),
+            new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
+        };
+        figures.AddRange(instance.Counters());
+        return figures;
+    }
+
+    private static void DisposeAfterFailure(IEngineInstance instance)
+    {
+        try
+        {
+            instance.Dispose();
+        }
+        catch (Exception)
+        {
+            // The workload's own exception is the one to report; a failed engine may fail to close too.
+        }
+    }
+}

@@ -1,0 +1,146 @@
+using System.Diagnostics;
+using System.Runtime.ExceptionServices;
+using Storage.Benchmarks.Engines;
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Workloads;
+
+/// <summary>
+/// W3 readrandom: after W1, 1,000,000 gets of random existing keys on 1 thread, then on 2 threads with
+/// 1,000,000 gets each. The keys replay W1's generator, restarting it after the keys W1 wrote; the second
+/// thread starts half-way through that sequence so the two threads do not read in lockstep.
+/// </summary>
+internal sealed class ReadRandom : IWorkload
+{
+    private const string OneThreadKey = "W3/1";
+    private const string TwoThreadsKey = "W3/2";
+
+    public string Id => "W3";
+
+    public string Name => "readrandom";
+
+    public IReadOnlyList<WorkloadRow> Rows { get; } =
+    [
+        new(OneThreadKey, "W3 readrandom, 1 thread", "gets/s"),
+        new(TwoThreadsKey, "W3 readrandom, 2 threads", "gets/s"),
+    ];
+
+    public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
+    {
+        var directory = context.FilledDirectory(engine) ?? Prepare(engine, context);
+        using var instance = engine.Open(directory);
+        return
+        [
+            Measure(instance, OneThreadKey, threads: 1, context.Counts),
+            Measure(instance, TwoThreadsKey, threads: 2, context.Counts),
+        ];
+    }
+
+    private static string Prepare(IEngine engine, RunContext context)
+    {
+        if (context.FillFailed(engine)) throw new WorkloadSkippedException("W1 failed");
+        context.Progress.WriteLine($"  [W3 {engine.Name}] W1 was not selected: filling as W1 does first (not reported)");
+        var directory = context.FreshDirectory(engine, "W1-for-W3");
+        FillDurableWorkload.Fill(engine, directory, context.Counts, new RandomKeySource(), out _);
+        context.RecordFilled(engine, directory);
+        return directory;
+    }
+
+    private static RowResult Measure(IEngineInstance instance, string rowKey, int threads, WorkloadCounts counts)
+    {
+        var readers = new Reader[threads];
+        for (var i = 0; i < threads; i++)
+        {
+            readers[i] = new Reader(instance, counts, startAtKey: i * counts.FilledKeys / threads);
+        }
+        using (var ready = new CountdownEvent(threads))
+        using (var go = new ManualResetEventSlim())
+        {
+            var workers = readers.Select(reader => new Thread(() => reader.Run(ready, go)) { IsBackground = true, Name = "readrandom" }).ToList();
+            workers.ForEach(worker => worker.Start());
+            ready.Wait();
+            go.Set();
+            workers.ForEach(worker => worker.Join());
+        }
+        var failure = readers.Select(reader => reader.Failure).FirstOrDefault(failure => failure is not null);
+        // Rethrown with its own type and stack, so the report names the engine's exception.
+        if (failure is not null) ExceptionDispatchInfo.Capture(failure).Throw();
+
+        var misses = readers.Sum(reader => reader.Misses);
+        var wrongSizes = readers.Sum(reader => reader.WrongSizes);
+        if (misses > 0 || wrongSizes > 0)
+        {
+            throw new WorkloadCheckException($"{misses:N0} written keys were not found and {wrongSizes:N0} values were not {ValueSource.ValueSizeBytes} bytes, out of {(long)threads * counts.GetsPerThread:N0} gets.");
+        }
+
+        // Wall time from the first thread's start to the last thread's end.
+        var started = readers.Min(reader => reader.StartedTimestamp);
+        var ended = readers.Max(reader => reader.EndedTimestamp);
+        var seconds = Stopwatch.GetElapsedTime(started, ended).TotalSeconds;
+        var gets = (long)threads * counts.GetsPerThread;
+        var figures = new List<Figure>
+        {
+            new("seconds", Format.Seconds(seconds)),
+            new("gets", Format.Count(gets)),
+            new("gets/s", Format.Rate(gets / seconds)),
+        };
+        return new RowResult(rowKey, gets / seconds, figures);
+    }
+
+    /// <summary>One reader thread's state; the engine reader is begun and disposed on that thread.</summary>
+    private sealed class Reader(IEngineInstance instance, WorkloadCounts counts, long startAtKey)
+    {
+        public long Misses { get; private set; }
+
+        public long WrongSizes { get; private set; }
+
+        public long StartedTimestamp { get; private set; }
+
+        public long EndedTimestamp { get; private set; }
+
+        public Exception? Failure { get; private set; }
+
+        public void Run(CountdownEvent ready, ManualResetEventSlim go)
+        {
+            IEngineReader? reader = null;
+            var signalled = false;
+            try
+            {
+                var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
+                keys.Skip(startAtKey);
+                reader = instance.BeginRead();
+                Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
+                signalled = true;
+                ready.Signal();
+                go.Wait();
+
+                long misses = 0;
+                long wrongSizes = 0;
+                StartedTimestamp = Stopwatch.GetTimestamp();
+                for (var i = 0; i < counts.GetsPerThread; i++)
+                {
+                    keys.Next(key);
+                    if (!reader.TryGet(key, out var valueLength)) misses++;
+                    else if (valueLength != ValueSource.ValueSizeBytes) wrongSizes++;
+                }
+                EndedTimestamp = Stopwatch.GetTimestamp();
+                Misses = misses;
+                WrongSizes = wrongSizes;
+            }
+            catch (Exception e)
+            {
+                Failure = e;
+                if (!signalled) ready.Signal();
+            }
+            try
+            {
+                reader?.Dispose();
+            }
+            catch (Exception e)
+            {
+                Failure ??= e;
+            }
+        }
+    }
+}

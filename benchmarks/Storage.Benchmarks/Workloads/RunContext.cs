@@ -1,0 +1,68 @@
+using Storage.Benchmarks.Engines;
+
+namespace Storage.Benchmarks.Workloads;
+
+/// <summary>What the workloads of one run share: counts, where fresh directories go, and W1's directories for W3.</summary>
+internal sealed class RunContext
+{
+    private readonly Dictionary<string, string> _filledDirectories = [];
+    private readonly HashSet<string> _failedFills = [];
+    private readonly Lock _lock = new();
+    private int _directories;
+
+    public RunContext(WorkloadCounts counts, string runDirectory, bool keepDirectories, TextWriter progress)
+    {
+        Counts = counts;
+        RunDirectory = runDirectory;
+        KeepDirectories = keepDirectories;
+        Progress = progress;
+    }
+
+    public WorkloadCounts Counts { get; }
+
+    /// <summary>Everything this run writes lives under here (on the working tree's disk).</summary>
+    public string RunDirectory { get; }
+
+    public bool KeepDirectories { get; }
+
+    public TextWriter Progress { get; }
+
+    /// <summary>A new, empty directory for one engine and workload.</summary>
+    public string FreshDirectory(IEngine engine, string workloadId)
+    {
+        int number;
+        lock (_lock) number = ++_directories;
+        var directory = Path.Combine(RunDirectory, $"{number:D2}-{workloadId}-{engine.Name}");
+        if (Directory.Exists(directory)) Directory.Delete(directory, recursive: true);
+        Directory.CreateDirectory(directory);
+        return directory;
+    }
+
+    /// <summary>Removes a directory the run no longer needs (kept with <c>--keep</c>).</summary>
+    public void Discard(string directory)
+    {
+        if (KeepDirectories || !Directory.Exists(directory)) return;
+        Directory.Delete(directory, recursive: true);
+    }
+
+    /// <summary>W1 finished for <paramref name="engine"/>: its directory holds the keys W3 reads.</summary>
+    public void RecordFilled(IEngine engine, string directory)
+    {
+        lock (_lock) _filledDirectories[engine.Name] = directory;
+    }
+
+    public void RecordFillFailed(IEngine engine)
+    {
+        lock (_lock) _failedFills.Add(engine.Name);
+    }
+
+    public string? FilledDirectory(IEngine engine)
+    {
+        lock (_lock) return _filledDirectories.GetValueOrDefault(engine.Name);
+    }
+
+    public bool FillFailed(IEngine engine)
+    {
+        lock (_lock) return _failedFills.Contains(engine.Name);
+    }
+}
