@@ -17,8 +17,12 @@ public sealed record StorageOptions
     /// <summary>Largest size of a journal file (a single larger transaction gets a file of its own size).</summary>
     public long MaxJournalFileSizeBytes { get; init; } = 64L << 20;
 
-    /// <summary>When committed page versions waiting for the data file pass this, the background flush starts.</summary>
-    public long ScratchBudgetBytes { get; init; } = 64L << 20;
+    /// <summary>
+    /// When committed page versions waiting for the data file pass this, the background flush starts.
+    /// Superseded versions are dropped at commit, so this bounds distinct dirty pages: a budget near the
+    /// size of the hot part of the data lets repeated changes to a page reach the disk once.
+    /// </summary>
+    public long ScratchBudgetBytes { get; init; } = 256L << 20;
 
     /// <summary>The background flush also runs after this long without one, so an idle environment reaches the data file.</summary>
     public int FlushIntervalMs { get; init; } = 1000;

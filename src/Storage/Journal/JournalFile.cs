@@ -11,6 +11,8 @@ internal sealed class JournalFile : IDisposable
     public const string Extension = ".journal";
     private const int ZeroChunkBytes = 1 << 20;
 
+    public const string SpareExtension = ".spare";
+
     private JournalFile(long number, string path, SafeFileHandle handle, long sizeBytes, bool direct)
     {
         Number = number;
@@ -20,9 +22,10 @@ internal sealed class JournalFile : IDisposable
         IsDirect = direct;
     }
 
-    public long Number { get; }
+    /// <summary>The journal number, or -1 for a spare not in use yet.</summary>
+    public long Number { get; private set; }
 
-    public string Path { get; }
+    public string Path { get; private set; }
 
     public SafeFileHandle Handle { get; }
 
@@ -44,9 +47,9 @@ internal sealed class JournalFile : IDisposable
     /// Creates the file at its full size and writes zeros through it, then syncs it and its directory,
     /// so that later durable writes change no file metadata (no size change, no unwritten extents).
     /// </summary>
-    public static unsafe JournalFile Create(string directory, long number, long sizeBytes, IFaultInjector? faults)
+    public static unsafe JournalFile CreateSpare(string directory, string spareName, long sizeBytes, IFaultInjector? faults)
     {
-        var path = System.IO.Path.Combine(directory, FileName(number));
+        var path = System.IO.Path.Combine(directory, spareName + SpareExtension);
         using (var handle = FileIo.OpenReadWrite(path, create: true))
         {
             FileIo.SetLength(handle, path, sizeBytes);
@@ -60,24 +63,28 @@ internal sealed class JournalFile : IDisposable
             FileIo.SyncData(handle, path, faults);
         }
         FileIo.SyncDirectory(directory, faults);
-        return Open(path, number);
+        return Open(path, number: -1);
     }
 
-    /// <summary>Reuses a retired file under a new number: its old entries carry older transaction ids, which replay never takes.</summary>
-    public static JournalFile Recycle(JournalFile retired, string directory, long number, IFaultInjector? faults)
+    /// <summary>
+    /// Renames the file. A spare becomes journal <paramref name="number"/> only when it goes into use, so
+    /// files are used in number order whichever spare was ready first; a retired file becomes a spare again
+    /// (its old entries carry older transaction ids, which replay never takes).
+    /// </summary>
+    public void Rename(string directory, string fileName, long number, IFaultInjector? faults)
     {
-        retired.Dispose();
-        var path = System.IO.Path.Combine(directory, FileName(number));
+        var path = System.IO.Path.Combine(directory, fileName);
         try
         {
-            File.Move(retired.Path, path);
+            File.Move(Path, path);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            throw FileIo.Translate(e, "rename", retired.Path);
+            throw FileIo.Translate(e, "rename", Path);
         }
         FileIo.SyncDirectory(directory, faults);
-        return Open(path, number);
+        Path = path;
+        Number = number;
     }
 
     public static JournalFile Open(string path, long number)

@@ -14,10 +14,14 @@ internal sealed unsafe class JournalWriter : IDisposable
     private readonly long _maxFileSizeBytes;
     private readonly object _lock = new();
     private readonly List<JournalFile> _files = [];
-    private JournalFile? _spare;
+    private const int MaxSpares = 2;
+
+    /// <summary>Prepared or recycled files, in the order they will be used.</summary>
+    private readonly Queue<JournalFile> _spares = new();
     private Task? _preparing;
     private long _position;
     private long _nextNumber;
+    private long _spareCounter;
     private long _nextSizeBytes;
     private long _durableWrites;
     private long _bytesWritten;
@@ -29,6 +33,23 @@ internal sealed unsafe class JournalWriter : IDisposable
         _nextNumber = firstFileNumber;
         _nextSizeBytes = minFileSizeBytes;
         _maxFileSizeBytes = maxFileSizeBytes;
+        AdoptSpares();
+    }
+
+    /// <summary>Spares left by an earlier run are pre-written already: keep them for use.</summary>
+    private void AdoptSpares()
+    {
+        if (!Directory.Exists(_directory)) return;
+        foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
+        {
+            var name = Path.GetFileNameWithoutExtension(path);
+            if (name.StartsWith("spare-", StringComparison.Ordinal) && long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
+            {
+                _spareCounter = Math.Max(_spareCounter, counter);
+            }
+            if (_spares.Count < MaxSpares && new FileInfo(path).Length >= _nextSizeBytes) _spares.Enqueue(JournalFile.Open(path, number: -1));
+            else File.Delete(path);
+        }
     }
 
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
@@ -37,20 +58,6 @@ internal sealed unsafe class JournalWriter : IDisposable
 
     /// <summary>Whether the current file was opened O_DIRECT.</summary>
     public bool IsDirect { get; private set; }
-
-    /// <summary>Where the next entry will go (the file may not exist yet).</summary>
-    public (long FileNumber, long OffsetBytes) NextPosition
-    {
-        get
-        {
-            lock (_lock)
-            {
-                if (_files.Count == 0) return (_nextNumber, 0);
-                var current = _files[^1];
-                return _position + 4096 <= current.SizeBytes ? (current.Number, _position) : (current.Number + 1, 0);
-            }
-        }
-    }
 
     public int FileCount
     {
@@ -105,8 +112,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
         lock (_lock)
         {
-            next = _spare;
-            _spare = null;
+            _spares.TryDequeue(out next);
         }
         if (next is not null && next.SizeBytes < entryBytes)
         {
@@ -116,8 +122,10 @@ internal sealed unsafe class JournalWriter : IDisposable
         if (next is null)
         {
             var size = Math.Max(_nextSizeBytes, Paging.AlignedBuffer.AlignUp(entryBytes));
-            next = JournalFile.Create(_directory, TakeNumber(), size, _faults);
+            next = JournalFile.CreateSpare(_directory, NextSpareName(), size, _faults);
         }
+        next.Rename(_directory, JournalFile.FileName(_nextNumber), _nextNumber, _faults);
+        _nextNumber++;
         lock (_lock)
         {
             _files.Add(next);
@@ -129,25 +137,22 @@ internal sealed unsafe class JournalWriter : IDisposable
         return next;
     }
 
-    private long TakeNumber()
-    {
-        lock (_lock) return _nextNumber++;
-    }
+    private string NextSpareName() => "spare-" + Interlocked.Increment(ref _spareCounter).ToString(System.Globalization.CultureInfo.InvariantCulture);
 
     /// <summary>Called with the lock held.</summary>
     private void StartPreparingSpare()
     {
-        if (_spare is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
-        var number = _nextNumber++;
+        if (_spares.Count > 0 || (_preparing is not null && !_preparing.IsCompleted)) return;
+        var name = NextSpareName();
         var size = _nextSizeBytes;
         _preparing = Task.Run(() =>
         {
-            var file = JournalFile.Create(_directory, number, size, _faults);
+            var file = JournalFile.CreateSpare(_directory, name, size, _faults);
             lock (_lock)
             {
-                if (_spare is null)
+                if (_spares.Count < MaxSpares)
                 {
-                    _spare = file;
+                    _spares.Enqueue(file);
                     return;
                 }
             }
@@ -173,17 +178,20 @@ internal sealed unsafe class JournalWriter : IDisposable
         if (retired is null) return 0;
         foreach (var file in retired)
         {
-            var recycle = false;
+            bool keep;
             lock (_lock)
             {
-                recycle = _spare is null && (_preparing is null || _preparing.IsCompleted) && file.SizeBytes == _nextSizeBytes;
-                if (recycle)
-                {
-                    var number = _nextNumber++;
-                    _spare = JournalFile.Recycle(file, _directory, number, _faults);
-                }
+                // Recycling costs a rename instead of writing the whole file again; small files from the
+                // start-up ramp are not worth keeping once files have grown.
+                keep = _spares.Count < MaxSpares && file.SizeBytes >= _nextSizeBytes;
             }
-            if (!recycle) file.Delete(_faults);
+            if (!keep)
+            {
+                file.Delete(_faults);
+                continue;
+            }
+            file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
+            lock (_lock) _spares.Enqueue(file);
         }
         return retired.Count;
     }
@@ -202,7 +210,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             foreach (var f in _files) f.Dispose();
             _files.Clear();
-            _spare?.Dispose();
+            while (_spares.TryDequeue(out var spare)) spare.Dispose();
         }
     }
 }

@@ -66,7 +66,8 @@ internal sealed unsafe class DataFile : IDisposable
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
-            var growth = Math.Clamp(current, MinGrowthBytes, MaxGrowthBytes);
+            // An eighth at a time: few remaps, and at most an eighth of the file unused at the end.
+            var growth = Math.Clamp(current / 8, MinGrowthBytes, MaxGrowthBytes);
             var target = Math.Max(required, current + growth);
             target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             FileIo.SetLength(_handle, Path, target);
