@@ -41,6 +41,9 @@ public sealed partial class StorageEnvironment
         var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root);
         var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
 
+        // Making room may create a journal file; if that fails (a full disk), nothing of this entry was
+        // written and the environment stays usable: only this transaction fails.
+        Journal.Reserve(length);
         (long FileNumber, long OffsetBytes) position;
         try
         {

@@ -49,19 +49,9 @@ internal static unsafe class EnvironmentCreator
             var rootHeader = root.ToHeader();
             for (var sequence = 0; sequence < 2; sequence++)
             {
-                FileHeaderIo.Write(file, new FileHeader
-                {
-                    Magic = FileHeader.ExpectedMagic,
-                    FormatVersion = FileHeader.CurrentFormatVersion,
-                    PageSizeBytes = PageLayout.PageSizeBytes,
-                    EnvironmentId = environmentId,
-                    Sequence = sequence,
-                    LastSyncedTransactionId = 0,
-                    NextPageNumber = nextPage,
-                    JournalFileNumber = 1,
-                    JournalOffsetBytes = 0,
-                    RootTree = rootHeader,
-                });
+                // Journal file 1 at offset 0 is where the first transaction's entry will go.
+                var created = new CommitRecord(TransactionId: 0, JournalFileNumber: 1, JournalEndOffsetBytes: 0, nextPage, rootHeader);
+                FileHeaderIo.Write(file, FileHeader.Synced(environmentId, sequence, created));
             }
             file.Sync();
         }

@@ -38,4 +38,19 @@ internal struct FileHeader
     [FieldOffset(132)] public int Reserved;
 
     public const int ChecksumOffset = 128;
+
+    /// <summary>A header of the current format saying the data file holds everything up to <paramref name="record"/>.</summary>
+    public static FileHeader Synced(ulong environmentId, long sequence, in CommitRecord record) => new()
+    {
+        Magic = ExpectedMagic,
+        FormatVersion = CurrentFormatVersion,
+        PageSizeBytes = Paging.PageLayout.PageSizeBytes,
+        EnvironmentId = environmentId,
+        Sequence = sequence,
+        LastSyncedTransactionId = record.TransactionId,
+        NextPageNumber = record.NextPageNumber,
+        JournalFileNumber = record.JournalFileNumber,
+        JournalOffsetBytes = record.JournalEndOffsetBytes,
+        RootTree = record.RootTree,
+    };
 }

@@ -210,19 +210,7 @@ internal sealed class Flusher : IDisposable
         var record = _flushedRecord!.Value;
         _env.DataFile.Sync();
         _headerSequence++;
-        FileHeaderIo.Write(_env.DataFile, new FileHeader
-        {
-            Magic = FileHeader.ExpectedMagic,
-            FormatVersion = FileHeader.CurrentFormatVersion,
-            PageSizeBytes = PageLayout.PageSizeBytes,
-            EnvironmentId = _env.EnvironmentId,
-            Sequence = _headerSequence,
-            LastSyncedTransactionId = record.TransactionId,
-            NextPageNumber = record.NextPageNumber,
-            JournalFileNumber = record.JournalFileNumber,
-            JournalOffsetBytes = record.JournalEndOffsetBytes,
-            RootTree = record.RootTree,
-        });
+        FileHeaderIo.Write(_env.DataFile, FileHeader.Synced(_env.EnvironmentId, _headerSequence, record));
         _env.DataFile.Sync();
         Volatile.Write(ref _syncedUpTo, record.TransactionId);
         Syncs++;

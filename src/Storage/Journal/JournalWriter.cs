@@ -67,18 +67,30 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
     }
 
-    /// <summary>Writes one entry durably. Returns where it starts.</summary>
+    /// <summary>
+    /// Makes sure the current file has room for an entry of <paramref name="lengthBytes"/>, switching to a
+    /// spare (or creating one) if not. Writes nothing of the entry: a failure here (a full disk) leaves the
+    /// journal as it was.
+    /// </summary>
+    public void Reserve(long lengthBytes)
+    {
+        JournalFile? current;
+        lock (_lock)
+        {
+            current = _files.Count > 0 ? _files[^1] : null;
+        }
+        if (current is null || _position + lengthBytes > current.SizeBytes) Switch(lengthBytes);
+    }
+
+    /// <summary>Writes one entry durably, after <see cref="Reserve"/>. Returns where it starts.</summary>
     public (long FileNumber, long OffsetBytes) Write(byte* entry, long lengthBytes)
     {
         JournalFile current;
         lock (_lock)
         {
-            current = _files.Count > 0 ? _files[^1] : null!;
+            current = _files[^1];
         }
-        if (current is null || _position + lengthBytes > current.SizeBytes)
-        {
-            current = Switch(lengthBytes);
-        }
+        System.Diagnostics.Debug.Assert(_position + lengthBytes <= current.SizeBytes, "Reserve made room for the entry");
         var start = _position;
         long done = 0;
         while (done < lengthBytes)
@@ -94,7 +106,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         return (current.Number, start);
     }
 
-    private JournalFile Switch(long entryBytes)
+    private void Switch(long entryBytes)
     {
         JournalFile? next;
         Task? preparing;
@@ -134,7 +146,6 @@ internal sealed unsafe class JournalWriter : IDisposable
             if (_files.Count > 1) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
             StartPreparingSpare();
         }
-        return next;
     }
 
     private string NextSpareName() => "spare-" + Interlocked.Increment(ref _spareCounter).ToString(System.Globalization.CultureInfo.InvariantCulture);
