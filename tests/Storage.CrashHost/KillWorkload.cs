@@ -1,0 +1,96 @@
+using System.Buffers.Binary;
+using System.Text;
+
+namespace Storage.CrashHost;
+
+/// <summary>
+/// The workload the crash host commits and the crash test verifies; compiled into both, so that the two
+/// always agree. Transaction <c>i</c> (1, 2, ...) writes <see cref="KeyCount"/> keys <c>t{i:D8}-{j:D4}</c>,
+/// deletes every key of transaction <c>i - <see cref="Window"/></c>, and sets <c>last</c> to <c>i</c>: after
+/// transaction L the tree holds exactly the keys of transactions L-Window+1 .. L, plus <c>last</c>.
+/// </summary>
+internal static class KillWorkload
+{
+    public const string TreeName = "kill";
+
+    /// <summary>How many transactions' keys are alive at once.</summary>
+    public const int Window = 40;
+
+    public static readonly byte[] LastKey = "last"u8.ToArray();
+
+    public static int KeyCount(long transaction) => 1 + (int)((transaction * 7919) % 23);
+
+    public static byte[] Key(long transaction, int index) => Encoding.ASCII.GetBytes($"t{transaction:D8}-{index:D4}");
+
+    /// <summary>Mostly small values, now and then one that needs an overflow run, now and then an empty one.</summary>
+    public static int ValueLength(long transaction, int index)
+    {
+        var h = Mix((ulong)transaction * 31 + (ulong)index);
+        return (h % 17) switch
+        {
+            0 => 2049 + (int)((h >> 20) % 9000),
+            1 => 0,
+            _ => 8 + (int)((h >> 8) % 200),
+        };
+    }
+
+    public static byte[] Value(long transaction, int index)
+    {
+        var value = new byte[ValueLength(transaction, index)];
+        var state = Mix(((ulong)transaction << 20) ^ (ulong)index ^ 0x9E3779B97F4A7C15UL);
+        for (var i = 0; i < value.Length; i++)
+        {
+            state = Mix(state + (ulong)i);
+            value[i] = (byte)state;
+        }
+        return value;
+    }
+
+    public static byte[] LastValue(long transaction)
+    {
+        var bytes = new byte[8];
+        BinaryPrimitives.WriteInt64LittleEndian(bytes, transaction);
+        return bytes;
+    }
+
+    public static long ParseLast(ReadOnlySpan<byte> value) =>
+        value.Length == 8 ? BinaryPrimitives.ReadInt64LittleEndian(value) : throw new InvalidDataException($"'last' holds {value.Length} bytes, expected 8.");
+
+    /// <summary>The options both sides open the environment with: small journal files, frequent flushes and syncs, so kills land everywhere.</summary>
+    public static StorageOptions Options(int seed) => new()
+    {
+        MinJournalFileSizeBytes = 64 << 10,
+        MaxJournalFileSizeBytes = 256 << 10,
+        FlushIntervalMs = 1 + seed % 20,
+        SyncIntervalMs = 5 + seed % 50,
+        ScratchBudgetBytes = 1 << 20,
+        CompressionThresholdBytes = seed % 2 == 0 ? 4096 : 32 << 10,
+    };
+
+    /// <summary>Writes transaction <paramref name="transaction"/> into an open write transaction.</summary>
+    public static void Write(WriteTransaction tx, long transaction)
+    {
+        var tree = tx.OpenOrCreateTree(TreeName);
+        var count = KeyCount(transaction);
+        for (var j = 0; j < count; j++) tree.Put(Key(transaction, j), Value(transaction, j));
+        var expired = transaction - Window;
+        if (expired >= 1)
+        {
+            for (var j = 0; j < KeyCount(expired); j++)
+            {
+                if (!tree.Delete(Key(expired, j))) throw new InvalidOperationException($"Key {j} of transaction {expired} was missing when transaction {transaction} went to delete it.");
+            }
+        }
+        tree.Put(LastKey, LastValue(transaction));
+    }
+
+    private static ulong Mix(ulong x)
+    {
+        x ^= x >> 33;
+        x *= 0xFF51AFD7ED558CCDUL;
+        x ^= x >> 33;
+        x *= 0xC4CEB9FE1A85EC53UL;
+        x ^= x >> 33;
+        return x;
+    }
+}

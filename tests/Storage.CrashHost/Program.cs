@@ -1,0 +1,85 @@
+using Storage;
+using Storage.CrashHost;
+
+// Modes:
+//   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit
+//   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
+//   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
+try
+{
+    return args switch
+    {
+        ["hold", var dir] => Hold(dir),
+        ["try-open", var dir] => TryOpen(dir),
+        [var dir, var seed] => Loop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
+        _ => Usage(),
+    };
+}
+catch (Exception e)
+{
+    Console.Error.WriteLine($"FAILED {e}");
+    return 3;
+}
+
+static int Usage()
+{
+    Console.Error.WriteLine("usage: Storage.CrashHost <dir> <seed> | hold <dir> | try-open <dir>");
+    return 2;
+}
+
+static int Loop(string dir, int seed)
+{
+    using var env = StorageEnvironment.Open(dir, KillWorkload.Options(seed));
+    long next;
+    using (var read = env.BeginRead())
+    {
+        next = read.TryOpenTree(KillWorkload.TreeName, out var tree) && tree.TryGet(KillWorkload.LastKey, out var last)
+            ? KillWorkload.ParseLast(last) + 1
+            : 1;
+    }
+    var stdout = Console.Out;
+    stdout.WriteLine($"READY {next}");
+    stdout.Flush();
+    for (var i = next; ; i++)
+    {
+        using (var tx = env.BeginWrite())
+        {
+            KillWorkload.Write(tx, i);
+            tx.Commit();
+        }
+        stdout.WriteLine($"ACK {i}");
+        stdout.Flush();
+    }
+}
+
+static int Hold(string dir)
+{
+    using (var env = StorageEnvironment.Open(dir))
+    {
+        Console.Out.WriteLine("OPEN");
+        Console.Out.Flush();
+        Console.In.ReadLine();
+    }
+    Console.Out.WriteLine("CLOSED");
+    Console.Out.Flush();
+    return 0;
+}
+
+static int TryOpen(string dir)
+{
+    try
+    {
+        using var env = StorageEnvironment.Open(dir);
+        Console.Out.WriteLine("OPENED");
+    }
+    catch (StorageException e) when (e.ErrorCode == StorageErrorCode.EnvironmentLocked)
+    {
+        Console.Out.WriteLine("LOCKED");
+    }
+    catch (StorageException e)
+    {
+        Console.Out.WriteLine($"ERROR {e.ErrorCode} {e.Message}");
+    }
+    Console.Out.Flush();
+    return 0;
+}

@@ -1,0 +1,248 @@
+using Storage.Tests.Support;
+
+namespace Storage.Tests.ModelTests;
+
+/// <summary>
+/// Runs a scenario against a real environment and an in-memory model: the committed model (what a new
+/// snapshot, a reopen and a crash-and-reopen must show) and the pending model (what the open write
+/// transaction must show). Every observation is compared; the first difference throws, naming the step.
+/// </summary>
+internal sealed class ModelRunner : IDisposable
+{
+    private const string TreeName = "model";
+    private readonly TempDirectory _temp = new("model");
+    private readonly StorageOptions _options;
+    private StorageEnvironment _env;
+    private WriteTransaction? _tx;
+    private SortedDictionary<byte[], byte[]> _committed = OrdinalBytes.NewModel();
+    private SortedDictionary<byte[], byte[]> _pending = OrdinalBytes.NewModel();
+    private ReadTransaction? _snapshot;
+    private SortedDictionary<byte[], byte[]>? _snapshotModel;
+    private long _lastTransactionId;
+    private int _step;
+
+    public ModelRunner(int optionsIndex)
+    {
+        _options = ModelOptions.Get(optionsIndex);
+        try
+        {
+            _env = StorageEnvironment.Open(_temp.Path, _options);
+            using var tx = _env.BeginWrite();
+            tx.CreateTree(TreeName);
+            _lastTransactionId = tx.Commit().TransactionId;
+        }
+        catch
+        {
+            _env?.Dispose();
+            _temp.Dispose();
+            throw;
+        }
+    }
+
+    public void Run(Scenario scenario)
+    {
+        foreach (var command in scenario.Commands)
+        {
+            _step++;
+            try
+            {
+                Apply(command);
+            }
+            catch (Exception e) when (e is not ModelMismatchException)
+            {
+                throw new ModelMismatchException($"Step {_step} ({command}) threw {e.GetType().Name}: {e.Message}", e);
+            }
+        }
+        _step++;
+        try
+        {
+            Finish();
+        }
+        catch (Exception e) when (e is not ModelMismatchException)
+        {
+            throw new ModelMismatchException($"The final check threw {e.GetType().Name}: {e.Message}", e);
+        }
+    }
+
+    private void Apply(Command command)
+    {
+        switch (command)
+        {
+            case Command.Put put:
+            {
+                var key = ModelKeys.Get(put.Key);
+                var value = ModelGenerators.Value(put);
+                Writer().Put(key, value);
+                _pending[key] = value;
+                break;
+            }
+            case Command.Delete delete:
+            {
+                var key = ModelKeys.Get(delete.Key);
+                var removed = Writer().Delete(key);
+                Expect(_pending.Remove(key) == removed, $"Delete returned {removed}");
+                break;
+            }
+            case Command.Get get:
+                if (_tx is not null) CheckGet(_tx.OpenTree(TreeName), _pending, get.Key, "the write transaction");
+                using (var read = _env.BeginRead()) CheckGet(read.OpenTree(TreeName), _committed, get.Key, "a new snapshot");
+                break;
+            case Command.Scan scan:
+                if (_tx is not null) CheckScan(_tx.OpenTree(TreeName), _pending, scan, "the write transaction");
+                using (var read = _env.BeginRead()) CheckScan(read.OpenTree(TreeName), _committed, scan, "a new snapshot");
+                break;
+            case Command.Commit:
+                if (_tx is null) break;
+                var stats = _tx.Commit();
+                if (stats.TransactionId != 0)
+                {
+                    Expect(stats.TransactionId == _lastTransactionId + 1, $"Commit returned transaction {stats.TransactionId} after {_lastTransactionId}");
+                    _lastTransactionId = stats.TransactionId;
+                }
+                _tx.Dispose();
+                _tx = null;
+                _committed = OrdinalBytes.Copy(_pending);
+                break;
+            case Command.Rollback:
+                RollBack();
+                break;
+            case Command.Reopen:
+                CloseAll();
+                _env.Dispose();
+                _env = StorageEnvironment.Open(_temp.Path, _options);
+                CheckCommitted("after a reopen");
+                break;
+            case Command.CrashAndReopen:
+                CloseAll();
+                _env.SimulateCrash();
+                _env = StorageEnvironment.Open(_temp.Path, _options);
+                CheckCommitted("after a crash and reopen");
+                break;
+            case Command.Checkpoint:
+                _env.Checkpoint();
+                break;
+            case Command.OpenSnapshot:
+                if (_snapshot is not null) break;
+                _snapshot = _env.BeginRead();
+                _snapshotModel = _committed;
+                Expect(_snapshot.TransactionId == _lastTransactionId, $"a new snapshot has id {_snapshot.TransactionId}, the last commit was {_lastTransactionId}");
+                break;
+            case Command.CheckSnapshot:
+                if (_snapshot is null) break;
+                Compare(_snapshotModel!, _snapshot.OpenTree(TreeName), "an older snapshot");
+                break;
+            case Command.CloseSnapshot:
+                _snapshot?.Dispose();
+                _snapshot = null;
+                break;
+            default:
+                throw new InvalidOperationException($"Unknown command {command}.");
+        }
+    }
+
+    private Tree Writer()
+    {
+        _tx ??= _env.BeginWrite(TimeSpan.FromSeconds(30));
+        return _tx.OpenTree(TreeName);
+    }
+
+    private void RollBack()
+    {
+        _tx?.Dispose();
+        _tx = null;
+        _pending = OrdinalBytes.Copy(_committed);
+    }
+
+    private void CloseAll()
+    {
+        RollBack();
+        _snapshot?.Dispose();
+        _snapshot = null;
+    }
+
+    private void Finish()
+    {
+        if (_snapshot is not null) Compare(_snapshotModel!, _snapshot.OpenTree(TreeName), "an older snapshot at the end");
+        if (_tx is not null) Compare(_pending, _tx.OpenTree(TreeName), "the write transaction at the end");
+        CloseAll();
+        CheckCommitted("at the end");
+        _env.SimulateCrash();
+        _env = StorageEnvironment.Open(_temp.Path, _options);
+        CheckCommitted("after the final crash and reopen");
+    }
+
+    private void CheckCommitted(string when)
+    {
+        using var read = _env.BeginRead();
+        Expect(read.TransactionId == _lastTransactionId, $"{when}: the last transaction is {read.TransactionId}, expected {_lastTransactionId}");
+        Compare(_committed, read.OpenTree(TreeName), when);
+    }
+
+    private void CheckGet(Tree tree, SortedDictionary<byte[], byte[]> model, int keyIndex, string where)
+    {
+        var key = ModelKeys.Get(keyIndex);
+        var found = tree.TryGet(key, out var value);
+        var expected = model.TryGetValue(key, out var modelValue);
+        Expect(found == expected, $"{where}: TryGet({ModelKeys.Describe(keyIndex)}) found={found}, the model says {expected}");
+        if (found) Expect(value.SequenceEqual(modelValue), $"{where}: the value of {ModelKeys.Describe(keyIndex)} is {TestData.Show(value)}, expected {TestData.Show(modelValue)}");
+        Expect(tree.Count == model.Count, $"{where}: Count is {tree.Count}, the model holds {model.Count}");
+    }
+
+    private void CheckScan(Tree tree, SortedDictionary<byte[], byte[]> model, Command.Scan scan, string where)
+    {
+        IEnumerable<KeyValuePair<byte[], byte[]>> expected;
+        List<KeyValuePair<byte[], byte[]>> actual;
+        if (scan.Prefix >= 0)
+        {
+            var prefix = ModelKeys.Get(scan.Prefix);
+            expected = model.Where(p => p.Key.AsSpan().StartsWith(prefix));
+            actual = TreeAssert.ReadRange(tree.Prefix(prefix, scan.Reverse));
+        }
+        else
+        {
+            var from = scan.From < 0 ? [] : ModelKeys.Get(scan.From);
+            var to = scan.To < 0 ? [] : ModelKeys.Get(scan.To);
+            expected = model.Where(p => (from.Length == 0 || OrdinalBytes.Instance.Compare(p.Key, from) >= 0) && (to.Length == 0 || OrdinalBytes.Instance.Compare(p.Key, to) < 0));
+            actual = TreeAssert.ReadRange(tree.Range(from, to, scan.Reverse));
+        }
+        var list = expected.ToList();
+        if (scan.Reverse) list.Reverse();
+        Wrap(() => TreeAssert.SameEntries(list, actual, $"{where}: {scan}"));
+    }
+
+    private void Compare(SortedDictionary<byte[], byte[]> model, Tree tree, string where) => Wrap(() => TreeAssert.Equal(model, tree, where));
+
+    private void Wrap(Action check)
+    {
+        try
+        {
+            check();
+        }
+        catch (Xunit.Sdk.XunitException e)
+        {
+            throw new ModelMismatchException($"Step {_step}: {e.Message}", e);
+        }
+    }
+
+    private void Expect(bool condition, string message)
+    {
+        if (!condition) throw new ModelMismatchException($"Step {_step}: {message}");
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            _tx?.Dispose();
+            _snapshot?.Dispose();
+            _env.Dispose();
+        }
+        catch (StorageException)
+        {
+            // A failed run may leave the environment poisoned; the directory goes anyway.
+        }
+        _temp.Dispose();
+    }
+}
+
+internal sealed class ModelMismatchException(string message, Exception? inner = null) : Exception(message, inner);

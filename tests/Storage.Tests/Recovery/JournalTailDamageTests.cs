@@ -1,0 +1,158 @@
+using Storage.Tests.Support;
+
+namespace Storage.Tests.RecoveryTests;
+
+public sealed class A_torn_journal_tail
+{
+    private static int BigValues(int t) => t % 3 == 0 ? 4 : 1;
+
+    [Fact]
+    public async Task Truncated_at_any_4KiB_boundary_inside_the_last_entries_recovers_exactly_the_last_whole_transaction()
+    {
+        using var fixture = JournalFixture.Create(synced: 5, total: 14, BigValues);
+        var newestFile = fixture.Chain[^1].Path;
+        var inNewest = fixture.Chain.Where(e => e.Path == newestFile).ToList();
+        var lastFew = inNewest.TakeLast(4).ToList();
+        Assert.True(lastFew.Sum(e => e.SizeBytes) / 4096 >= 6, "the last entries span several blocks");
+
+        var cuts = 0;
+        for (var cut = lastFew[0].OffsetBytes; cut <= lastFew[^1].EndOffsetBytes; cut += 4096)
+        {
+            var copy = fixture.Copy($"cut-{cut}");
+            var file = JournalFixture.InCopy(copy, fixture.Chain[^1]);
+            JournalInspector.Truncate(file, cut);
+            // The last transaction whose entry ends at or before the cut (entries before the newest file are whole).
+            var expected = fixture.Chain.Where(e => e.Path != newestFile || e.EndOffsetBytes <= cut).Max(e => e.TransactionId);
+
+            var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, $"cut at {cut}"));
+
+            Assert.Equal(expected, last);
+            TempDirectory.DeleteDirectory(copy);
+            cuts++;
+        }
+        Assert.True(cuts >= 6);
+    }
+
+    [Fact]
+    public async Task Truncated_to_nothing_recovers_everything_before_that_file()
+    {
+        using var fixture = JournalFixture.Create(synced: 3, total: 30, BigValues);
+        var newest = fixture.Chain[^1];
+        var firstInNewest = fixture.Chain.First(e => e.Path == newest.Path);
+        Assert.True(firstInNewest.TransactionId > fixture.Synced + 1, "the journal spans more than one file");
+        var copy = fixture.Copy("empty");
+        JournalInspector.Truncate(JournalFixture.InCopy(copy, newest), 0);
+
+        var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "newest file emptied"));
+
+        Assert.Equal(firstInNewest.TransactionId - 1, last);
+    }
+
+    [Theory]
+    [InlineData("marker", 0)]
+    [InlineData("transaction id", 16)]
+    [InlineData("payload size", 24)]
+    [InlineData("payload size, high byte", 31)]
+    [InlineData("checksum", 56)]
+    [InlineData("first payload byte", 128)]
+    [InlineData("middle of the payload", -2)]
+    [InlineData("last payload byte", -1)]
+    public async Task With_a_flipped_bit_in_the_last_entry_recovers_the_transaction_before_it(string where, int offset)
+    {
+        using var fixture = JournalFixture.Create(synced: 4, total: 10, BigValues);
+        var last = fixture.Chain[^1];
+        var position = offset switch
+        {
+            -1 => last.OffsetBytes + JournalInspector.HeaderBytes + last.PayloadBytes - 1,
+            -2 => last.OffsetBytes + JournalInspector.HeaderBytes + last.PayloadBytes / 2,
+            _ => last.OffsetBytes + offset,
+        };
+        var copy = fixture.Copy("flip");
+        JournalInspector.FlipBit(JournalFixture.InCopy(copy, last), position, bit: offset == 31 ? 6 : 0);
+
+        var recovered = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, $"bit flipped in the {where}"));
+
+        Assert.Equal(last.TransactionId - 1, recovered);
+        // The recovered state is durable: the next open shows the same, and new commits continue from it.
+        using var env = StorageEnvironment.Open(copy, JournalFixture.Options);
+        Assert.Equal(last.TransactionId - 1, env.GetStats().LastTransactionId);
+        using (var tx = env.BeginWrite())
+        {
+            tx.OpenTree(JournalFixture.Tree).Put("after"u8, "recovery"u8);
+            Assert.Equal(last.TransactionId, tx.Commit().TransactionId);
+        }
+    }
+
+    [Fact]
+    public async Task Zeroed_like_a_write_that_never_happened_recovers_the_transaction_before_it()
+    {
+        using var fixture = JournalFixture.Create(synced: 2, total: 8, BigValues);
+        var last = fixture.Chain[^1];
+        var copy = fixture.Copy("zeroed");
+        using (var handle = File.OpenHandle(JournalFixture.InCopy(copy, last), FileMode.Open, FileAccess.ReadWrite))
+        {
+            RandomAccess.Write(handle, new byte[last.SizeBytes], last.OffsetBytes);
+        }
+
+        var recovered = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "last entry zeroed"));
+
+        Assert.Equal(last.TransactionId - 1, recovered);
+    }
+
+    [Fact]
+    public async Task An_undamaged_journal_recovers_every_transaction()
+    {
+        using var fixture = JournalFixture.Create(synced: 4, total: 12, BigValues);
+        var copy = fixture.Copy("intact");
+
+        var recovered = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "intact"));
+
+        Assert.Equal(12, recovered);
+    }
+}
+
+public sealed class A_damaged_journal_entry_followed_by_valid_ones
+{
+    private static int BigValues(int t) => t % 2 == 0 ? 3 : 0;
+
+    public static TheoryData<int, string> Cases => new()
+    {
+        { 0, "payload" }, { 0, "header" },
+        { 3, "payload" }, { 3, "checksum" },
+        { -2, "payload" }, { -2, "marker" },
+    };
+
+    [Theory]
+    [MemberData(nameof(Cases))]
+    public async Task Fails_the_open_with_StorageCorruptedException_naming_the_file_and_offset_and_changes_nothing(int index, string where)
+    {
+        using var fixture = JournalFixture.Create(synced: 3, total: 12, BigValues);
+        var entry = fixture.Chain[index < 0 ? fixture.Chain.Count + index : index];
+        Assert.True(entry.TransactionId < fixture.Total, "valid entries follow");
+        var copy = fixture.Copy("middle");
+        var file = JournalFixture.InCopy(copy, entry);
+        var position = where switch
+        {
+            "payload" => entry.OffsetBytes + JournalInspector.HeaderBytes + entry.PayloadBytes / 2,
+            "header" => entry.OffsetBytes + 40,
+            "checksum" => entry.OffsetBytes + 56,
+            _ => entry.OffsetBytes,
+        };
+        JournalInspector.FlipBit(file, position, bit: 3);
+        var dataBefore = DataFileInspector.Hash(DataFileInspector.PathOf(copy));
+        var journalBefore = DataFileInspector.Hash(file);
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
+
+        var corrupted = Expect.Exception<StorageCorruptedException>(error);
+        Assert.Equal(StorageErrorCode.Corrupted, corrupted.ErrorCode);
+        Assert.Equal(Path.GetFullPath(file), corrupted.Path);
+        Assert.Equal(entry.OffsetBytes, corrupted.OffsetBytes);
+        Assert.Contains(Path.GetFileName(file), corrupted.Message, StringComparison.Ordinal);
+        Assert.Equal(dataBefore, DataFileInspector.Hash(DataFileInspector.PathOf(copy)));
+        Assert.Equal(journalBefore, DataFileInspector.Hash(file));
+        // Failing again is deterministic: the failed open left nothing behind (lock released, nothing replayed).
+        var again = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
+        Expect.Exception<StorageCorruptedException>(again);
+    }
+}

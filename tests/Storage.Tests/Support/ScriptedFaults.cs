@@ -1,0 +1,85 @@
+using System.Collections.Concurrent;
+using Storage.Platform;
+
+namespace Storage.Tests.Support;
+
+/// <summary>
+/// A fault injector whose rules a test arms and disarms. A rule sees each write or sync the engine is about
+/// to issue and may return an exception to throw (an <see cref="IOException"/>, as the OS would fail it).
+/// Rules can be restricted to the arming thread, so that background work (journal spares, the flusher) is
+/// not hit by accident. Every call is recorded.
+/// </summary>
+internal sealed class ScriptedFaults : IFaultInjector
+{
+    private readonly object _lock = new();
+    private readonly List<Rule> _rules = [];
+
+    public ConcurrentQueue<string> Log { get; } = new();
+
+    /// <summary>How many injected failures fired.</summary>
+    public int Fired => Volatile.Read(ref _fired);
+
+    private int _fired;
+
+    public static bool IsJournal(string path) => path.EndsWith(".journal", StringComparison.Ordinal);
+
+    public static bool IsDataFile(string path) => Path.GetFileName(path) == "data.storage";
+
+    /// <summary>Fails writes for which <paramref name="match"/> holds (once, or always).</summary>
+    public void FailWrites(Func<string, long, long, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
+        Add(new Rule(IsSync: false, (path, offset, length) => match(path, offset, length), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
+
+    /// <summary>Fails syncs for which <paramref name="match"/> holds (once, or always).</summary>
+    public void FailSyncs(Func<string, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
+        Add(new Rule(IsSync: true, (path, _, _) => match(path), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
+
+    public void Clear()
+    {
+        lock (_lock) _rules.Clear();
+    }
+
+    public static IOException Eio() => new("Input/output error (injected)", 5);
+
+    public static IOException Enospc() => new("No space left on device (injected)", 28);
+
+    public void BeforeWrite(string path, long offsetBytes, long lengthBytes)
+    {
+        Log.Enqueue($"write {Path.GetFileName(path)} @{offsetBytes} +{lengthBytes} on {Environment.CurrentManagedThreadId}");
+        Check(isSync: false, path, offsetBytes, lengthBytes);
+    }
+
+    public void BeforeSync(string path)
+    {
+        Log.Enqueue($"sync {Path.GetFileName(path)} on {Environment.CurrentManagedThreadId}");
+        Check(isSync: true, path, 0, 0);
+    }
+
+    private void Add(Rule rule)
+    {
+        lock (_lock) _rules.Add(rule);
+    }
+
+    private void Check(bool isSync, string path, long offset, long length)
+    {
+        Exception? error = null;
+        lock (_lock)
+        {
+            for (var i = 0; i < _rules.Count; i++)
+            {
+                var rule = _rules[i];
+                if (rule.IsSync != isSync) continue;
+                if (rule.ThreadId is { } thread && thread != Environment.CurrentManagedThreadId) continue;
+                if (!rule.Match(path, offset, length)) continue;
+                if (rule.Once) _rules.RemoveAt(i);
+                error = rule.Error();
+                break;
+            }
+        }
+        if (error is null) return;
+        Interlocked.Increment(ref _fired);
+        Log.Enqueue($"  -> injected {error.Message}");
+        throw error;
+    }
+
+    private sealed record Rule(bool IsSync, Func<string, long, long, bool> Match, Func<IOException> Error, bool Once, int? ThreadId);
+}
