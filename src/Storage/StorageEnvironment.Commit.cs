@@ -67,7 +67,8 @@ public sealed partial class StorageEnvironment
         _flusher.RecordCommit(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
         // A full fence: a reader that registers on the old state is then visible in the slots read below.
         Interlocked.Exchange(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
-        PruneSupersededVersions(dirty, pages.Slot!, transactionId);
+        pages.ReleaseSnapshot();
+        PruneSupersededVersions(dirty, transactionId);
         dirty.Clear();
 
         var stats = new CommitStats
@@ -91,16 +92,19 @@ public sealed partial class StorageEnvironment
     /// The versions this commit superseded are garbage unless an older snapshot still reads them; giving
     /// them back now keeps scratch memory proportional to distinct dirty pages rather than to versions.
     /// </summary>
-    private void PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, Transactions.ReaderTable.Slot writerSlot, long transactionId)
+    private void PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, long transactionId)
     {
-        var oldestSnapshot = Readers.OldestTransactionExcept(writerSlot, transactionId);
-        foreach (var (pageNumber, page) in dirty)
+        lock (PruneLock)
         {
-            if (!page.IsFreed) PageTable.Prune(pageNumber, oldestSnapshot, _pruned);
+            var oldestSnapshot = Readers.OldestTransaction(transactionId);
+            foreach (var (pageNumber, page) in dirty)
+            {
+                if (!page.IsFreed) PageTable.Prune(pageNumber, oldestSnapshot, _pruned);
+            }
         }
         if (_pruned.Count == 0) return;
         Reclaimer.Retire(_pruned, Readers.AdvanceEpoch());
-        Reclaimer.Reclaim(Readers.OldestEpochExcept(writerSlot), onWriter: true);
+        Reclaimer.Reclaim(Readers.OldestEpoch(), onWriter: true);
     }
 
     /// <summary>
@@ -118,7 +122,7 @@ public sealed partial class StorageEnvironment
         {
             try
             {
-                _flusher.FlushAndSync(forceSync: true, ignoreReaders: false);
+                _flusher.FlushAndSync(forceSync: true);
             }
             catch (Exception e) when (e is StorageException or IOException)
             {

@@ -67,6 +67,9 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal ScratchReclaimer Reclaimer { get; }
 
+    /// <summary>Taken by the writer to prune superseded versions and by the flusher to choose and collect what it writes.</summary>
+    internal object PruneLock { get; } = new();
+
     internal FreeSpaceMap FreeSpace { get; } = new();
 
     internal JournalWriter Journal { get; }
@@ -102,7 +105,7 @@ public sealed partial class StorageEnvironment : IDisposable
             }
             var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
             Directory.CreateDirectory(journalDirectory);
-            dataFile = new DataFile(dataPath, FileIo.OpenReadWrite(dataPath, create: false), options.FaultInjector);
+            dataFile = DataFile.Open(dataPath, options.FaultInjector);
             var header = ReadBestHeader(dataFile);
             var recovered = RecoverJournal(dataFile, journalDirectory, ref header, options.FaultInjector);
             return new StorageEnvironment(directory, options, lockHandle, dataFile, header, recovered);
@@ -207,7 +210,7 @@ public sealed partial class StorageEnvironment : IDisposable
             {
                 if (page >= mapping.PageCount) throw new StorageCorruptedException("A free-space bitmap page is past the end of the data file.", DataFile.Path, page);
                 var pointer = mapping.PagePointer(page);
-                DataFile.Validate(pointer, page, 1);
+                DataFile.Validate(pointer, page, mapping.PageCount);
                 if (((PageHeader*)pointer)->Flags != PageFlags.FreeSpaceBitmap) throw new StorageCorruptedException("A free-space bitmap page is not a bitmap page.", DataFile.Path, page, page * PageLayout.PageSizeBytes);
                 return (IntPtr)pointer;
             }, state.NextPageNumber);
@@ -302,7 +305,7 @@ public sealed partial class StorageEnvironment : IDisposable
         EnsureWritable();
         try
         {
-            _flusher.FlushAndSync(forceSync: true, ignoreReaders: false);
+            _flusher.FlushAndSync(forceSync: true);
         }
         catch (Exception e)
         {

@@ -44,7 +44,7 @@ internal static unsafe class EnvironmentCreator
             FileIo.SyncData(handle, temporaryPath, faults);
         }
 
-        using (var file = new DataFile(temporaryPath, FileIo.OpenReadWrite(temporaryPath, create: false), faults))
+        using (var file = DataFile.Open(temporaryPath, faults))
         {
             var rootHeader = root.ToHeader();
             for (var sequence = 0; sequence < 2; sequence++)

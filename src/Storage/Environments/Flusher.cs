@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Transactions;
@@ -22,6 +23,7 @@ internal sealed class Flusher : IDisposable
     private readonly Queue<CommitRecord> _commits = new();
     private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
+    private readonly List<FlushCandidate> _collected = [];
     private readonly Stopwatch _sinceSync = Stopwatch.StartNew();
     private long _lastCommitTimestamp;
     private long _journalBytesSinceFlush;
@@ -83,7 +85,7 @@ internal sealed class Flusher : IDisposable
             if (!signalled && idleMs < _env.Options.FlushIntervalMs) continue;
             try
             {
-                FlushAndSync(forceSync: !signalled, ignoreReaders: false);
+                FlushAndSync(forceSync: !signalled);
             }
             catch (Exception e)
             {
@@ -95,11 +97,11 @@ internal sealed class Flusher : IDisposable
     }
 
     /// <summary>Flushes what the snapshots allow, then syncs if due (or if <paramref name="forceSync"/>).</summary>
-    public void FlushAndSync(bool forceSync, bool ignoreReaders)
+    public void FlushAndSync(bool forceSync)
     {
         lock (_flushLock)
         {
-            FlushOnce(ignoreReaders);
+            FlushOnce();
             var due = forceSync
                 || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                 || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
@@ -108,22 +110,29 @@ internal sealed class Flusher : IDisposable
         }
     }
 
-    private void FlushOnce(bool ignoreReaders)
+    private void FlushOnce()
     {
-        var latest = _env.CurrentState.TransactionId;
-        var upTo = ignoreReaders ? latest : _env.Readers.OldestTransaction(latest);
-        if (upTo <= _flushedUpTo) return;
-        var record = TakeRecordsUpTo(upTo);
-        if (record is null) return;
-        upTo = record.Value.TransactionId;
-
-        var started = Stopwatch.GetTimestamp();
-        Interlocked.Exchange(ref _journalBytesSinceFlush, 0);
-        // The writer may prune a version this flush is writing: hold reclamation back until the writes are done.
-        var pin = _env.Readers.PinEpoch();
+        long upTo;
+        CommitRecord record;
+        ReaderTable.Slot pin;
+        // Choosing F, collecting the newest version at or before F of every page, and pinning F happen under
+        // the lock the writer prunes under: a commit can then never drop a version this flush is to write.
+        lock (_env.PruneLock)
+        {
+            var latest = _env.CurrentState.TransactionId;
+            upTo = _env.Readers.OldestTransaction(latest);
+            if (upTo <= _flushedUpTo) return;
+            var taken = TakeRecordsUpTo(upTo);
+            if (taken is null) return;
+            record = taken.Value;
+            upTo = record.TransactionId;
+            _collected.Clear();
+            _env.PageTable.CollectFlushable(upTo, _collected);
+            pin = _env.Readers.Pin(upTo);
+        }
         try
         {
-            WriteUpTo(upTo, record.Value, started);
+            WriteUpTo(upTo, record);
         }
         finally
         {
@@ -131,11 +140,12 @@ internal sealed class Flusher : IDisposable
         }
     }
 
-    private void WriteUpTo(long upTo, CommitRecord record, long started)
+    private void WriteUpTo(long upTo, CommitRecord record)
     {
-        _pages.Clear();
-        _env.PageTable.CollectFlushable(upTo, _pages);
-        _pages.Sort(static (a, b) => a.PageNumber.CompareTo(b.PageNumber));
+        var started = Stopwatch.GetTimestamp();
+        Interlocked.Exchange(ref _journalBytesSinceFlush, 0);
+        _collected.Sort(static (a, b) => a.PageNumber.CompareTo(b.PageNumber));
+        SelectLiveVersions();
         long end = record.NextPageNumber, pages = 0, bytes = 0, leaves = 0, branches = 0, overflows = 0;
         foreach (var (page, buffer) in _pages)
         {
@@ -148,9 +158,10 @@ internal sealed class Flusher : IDisposable
         var runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
 
         _removed.Clear();
-        _env.PageTable.RemoveUpTo(upTo, _pages, _removed);
+        _env.PageTable.RemoveUpTo(upTo, _collected, _removed);
         _env.Reclaimer.Retire(_removed, _env.Readers.AdvanceEpoch());
         _pages.Clear();
+        _collected.Clear();
 
         _flushedUpTo = upTo;
         _flushedRecord = record;
@@ -181,6 +192,33 @@ internal sealed class Flusher : IDisposable
         catch (Exception)
         {
             // A failing observer must not stop the flusher, which would poison the environment.
+        }
+    }
+
+    /// <summary>
+    /// Picks what to write from the collected versions (sorted by page). Where two overlap, the older is dead:
+    /// its pages were freed before the newer one was allocated over them (an overflow run reusing a freed
+    /// page, or the reverse), so writing it would overwrite live data with garbage. It is dropped.
+    /// </summary>
+    private void SelectLiveVersions()
+    {
+        _pages.Clear();
+        var collected = CollectionsMarshal.AsSpan(_collected);
+        for (var i = 0; i < collected.Length; i++)
+        {
+            if (collected[i].Dropped) continue;
+            var end = collected[i].PageNumber + collected[i].Buffer.PageCount;
+            for (var j = i + 1; j < collected.Length && collected[j].PageNumber < end; j++)
+            {
+                Debug.Assert(collected[i].TransactionId != collected[j].TransactionId, "one transaction's pages never overlap");
+                if (collected[i].TransactionId < collected[j].TransactionId)
+                {
+                    collected[i].Dropped = true;
+                    break;
+                }
+                collected[j].Dropped = true;
+            }
+            if (!collected[i].Dropped) _pages.Add((collected[i].PageNumber, collected[i].Buffer));
         }
     }
 

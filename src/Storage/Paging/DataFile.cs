@@ -32,16 +32,35 @@ internal sealed unsafe class DataFile : IDisposable
         _handle = handle;
         _faults = faults;
         var length = RandomAccess.GetLength(handle);
-        var whole = length / PageLayout.PageSizeBytes * PageLayout.PageSizeBytes;
-        if (whole < 4 * PageLayout.PageSizeBytes)
+        if (length < 4 * PageLayout.PageSizeBytes)
         {
-            throw new StorageCorruptedException($"The data file is {length} bytes long, too short to be an environment.", path);
+            throw new StorageCorruptedException($"The data file is {length} bytes long, too short to be an environment.", path, offsetBytes: length);
         }
-        _mapping = new DataFileMapping(handle, whole);
+        if (length % PageLayout.PageSizeBytes != 0)
+        {
+            // The engine only ever sizes the file in whole pages (whole MiB, in fact): a torn last page is damage from outside.
+            throw new StorageCorruptedException($"The data file is {length} bytes long, not a whole number of {PageLayout.PageSizeBytes}-byte pages.", path, length / PageLayout.PageSizeBytes, length);
+        }
+        _mapping = new DataFileMapping(handle, length);
         _validated = new ulong[(_mapping.PageCount + 63) / 64];
     }
 
     public string Path { get; }
+
+    /// <summary>Opens the file; the handle is closed again if it is not a valid data file.</summary>
+    public static DataFile Open(string path, IFaultInjector? faults)
+    {
+        var handle = FileIo.OpenReadWrite(path, create: false);
+        try
+        {
+            return new DataFile(path, handle, faults);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
+    }
 
     public SafeFileHandle Handle => _handle;
 
@@ -83,9 +102,10 @@ internal sealed unsafe class DataFile : IDisposable
 
     /// <summary>
     /// Checks, once per page, that a page read through the map says it is that page and matches its
-    /// checksum. <paramref name="runPages"/> is the run length of an overflow value (1 otherwise).
+    /// checksum. An overflow run's checksum covers the whole run, whose length its first page gives;
+    /// <paramref name="mappedPages"/> bounds it (the run must lie inside the map).
     /// </summary>
-    public void Validate(byte* page, long pageNumber, int runPages)
+    public void Validate(byte* page, long pageNumber, long mappedPages)
     {
         var bits = Volatile.Read(ref _validated);
         var word = pageNumber >> 6;
@@ -97,7 +117,16 @@ internal sealed unsafe class DataFile : IDisposable
         {
             throw new StorageCorruptedException($"Page says it is {header->PageNumber}, expected {pageNumber}.", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
         }
-        var expected = Crc32C.ComputePage(page, (long)runPages * PageLayout.PageSizeBytes);
+        var runPages = 1L;
+        if ((header->Flags & PageFlags.Overflow) != 0)
+        {
+            runPages = header->OverflowSizeBytes < 0 ? -1 : PageLayout.PagesForOverflow(header->OverflowSizeBytes);
+            if (runPages < 1 || pageNumber + runPages > mappedPages)
+            {
+                throw new StorageCorruptedException($"Overflow page says its value is {header->OverflowSizeBytes} bytes, which does not fit the data file.", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
+            }
+        }
+        var expected = Crc32C.ComputePage(page, runPages * PageLayout.PageSizeBytes);
         if (header->Checksum != expected)
         {
             throw new StorageCorruptedException($"Page checksum mismatch (stored {header->Checksum:x8}, computed {expected:x8}).", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);

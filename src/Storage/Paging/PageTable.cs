@@ -77,7 +77,7 @@ internal sealed class PageTable
     }
 
     /// <summary>For each page, the newest version at or before <paramref name="upToTransactionId"/>.</summary>
-    public void CollectFlushable(long upToTransactionId, List<(long PageNumber, ScratchBuffer Buffer)> output)
+    public void CollectFlushable(long upToTransactionId, List<FlushCandidate> output)
     {
         foreach (var (page, versions) in _versions)
         {
@@ -85,7 +85,7 @@ internal sealed class PageTable
             {
                 if (versions[i].TransactionId <= upToTransactionId)
                 {
-                    output.Add((page, versions[i].Buffer));
+                    output.Add(new FlushCandidate(page, versions[i].Buffer, versions[i].TransactionId));
                     break;
                 }
             }
@@ -93,10 +93,11 @@ internal sealed class PageTable
     }
 
     /// <summary>Removes the versions at or before <paramref name="upToTransactionId"/> of the given pages, handing their buffers to <paramref name="removed"/>.</summary>
-    public void RemoveUpTo(long upToTransactionId, List<(long PageNumber, ScratchBuffer Buffer)> pages, List<ScratchBuffer> removed)
+    public void RemoveUpTo(long upToTransactionId, List<FlushCandidate> pages, List<ScratchBuffer> removed)
     {
-        foreach (var (page, _) in pages)
+        foreach (var candidate in pages)
         {
+            var page = candidate.PageNumber;
             while (true)
             {
                 if (!_versions.TryGetValue(page, out var current)) break;

@@ -34,7 +34,6 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public EnvironmentState State { get; }
 
-    public ReaderTable.Slot? Slot => _slot;
 
     public bool IsWritable => _dirty is not null;
 
@@ -81,7 +80,18 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         var mapping = _mapping!;
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
-        _dataFile.Validate(page, pageNumber, count);
+        var header = (PageHeader*)page;
+        if ((header->Flags & PageFlags.Overflow) != 0 && header->OverflowSizeBytes > 0)
+        {
+            // The run's checksum covers all its pages, which may reach past the map this transaction started with.
+            var runEnd = pageNumber + PageLayout.PagesForOverflow(header->OverflowSizeBytes);
+            if (runEnd > mapping.PageCount && runEnd <= State.NextPageNumber)
+            {
+                mapping = UseNewerMapping(runEnd);
+                page = mapping.PagePointer(pageNumber);
+            }
+        }
+        _dataFile.Validate(page, pageNumber, mapping.PageCount);
         return page;
     }
 
@@ -176,14 +186,21 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         _dirty.Clear();
     }
 
+    /// <summary>
+    /// Unpins the snapshot, so flushes and pruning may pass it. A write transaction does this as soon as it
+    /// has committed: it can read nothing after that.
+    /// </summary>
+    public void ReleaseSnapshot()
+    {
+        if (_slot is null) return;
+        _env.Readers.Release(_slot);
+        _slot = null;
+    }
+
     /// <summary>Unpins the snapshot and the maps.</summary>
     public void Release()
     {
-        if (_slot is not null)
-        {
-            _env.Readers.Release(_slot);
-            _slot = null;
-        }
+        ReleaseSnapshot();
         _mapping?.Release();
         _mapping = null;
         if (_olderMappings is not null)

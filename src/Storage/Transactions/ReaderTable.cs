@@ -34,25 +34,16 @@ internal sealed class ReaderTable
         return slot;
     }
 
-    /// <summary>Holds back reclamation (not flushing) while the flusher writes buffers it collected.</summary>
-    public Slot PinEpoch()
+    /// <summary>
+    /// Pins transaction <paramref name="transactionId"/> (pruning keeps the versions it sees) and the current
+    /// epoch (buffers unlinked from now on stay allocated) while the flusher writes what it collected.
+    /// </summary>
+    public Slot Pin(long transactionId)
     {
         var slot = Claim();
-        Interlocked.Exchange(ref slot.TransactionId, long.MaxValue);
+        Interlocked.Exchange(ref slot.TransactionId, transactionId);
         Interlocked.Exchange(ref slot.Epoch, Volatile.Read(ref _epoch));
         return slot;
-    }
-
-    /// <summary>The oldest pinned snapshot other than <paramref name="except"/>'s, or <paramref name="latest"/>.</summary>
-    public long OldestTransactionExcept(Slot except, long latest)
-    {
-        var oldest = latest;
-        foreach (var slot in Volatile.Read(ref _slots))
-        {
-            if (ReferenceEquals(slot, except) || Volatile.Read(ref slot.InUse) == 0) continue;
-            oldest = Math.Min(oldest, Volatile.Read(ref slot.TransactionId));
-        }
-        return oldest;
     }
 
     public void Release(Slot slot)
@@ -74,14 +65,12 @@ internal sealed class ReaderTable
         return oldest;
     }
 
-    public long OldestEpoch() => OldestEpochExcept(null);
-
-    public long OldestEpochExcept(Slot? except)
+    public long OldestEpoch()
     {
         var oldest = long.MaxValue;
         foreach (var slot in Volatile.Read(ref _slots))
         {
-            if (ReferenceEquals(slot, except) || Volatile.Read(ref slot.InUse) == 0) continue;
+            if (Volatile.Read(ref slot.InUse) == 0) continue;
             oldest = Math.Min(oldest, Volatile.Read(ref slot.Epoch));
         }
         return oldest;
