@@ -45,6 +45,7 @@ public sealed partial class StorageEnvironment
         // written and the environment stays usable: only this transaction fails.
         Journal.Reserve(length);
         (long FileNumber, long OffsetBytes) position;
+        var writeStarted = CompressionPolicy.Now();
         try
         {
             position = Journal.Write((byte*)entry, length);
@@ -55,6 +56,7 @@ public sealed partial class StorageEnvironment
             Poison(e);
             throw;
         }
+        _entryBuilder.Compression.RecordWrite(length, CompressionPolicy.Now() - writeStarted);
         if (length > 16 << 20) _entryBuilder.Trim();
 
         // Durable: publish. Nothing below does I/O or can fail.

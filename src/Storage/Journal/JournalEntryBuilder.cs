@@ -14,20 +14,17 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
     private const int KeepCapacityBytes = 16 << 20;
     private const int FullPageThresholdBytes = PageLayout.PageSizeBytes - 64;
 
-    /// <summary>After a compression that did not pay, this many large entries are written uncompressed before trying again.</summary>
-    private const int CompressionBackoffEntries = 32;
-
     private readonly AlignedBuffer _entry = new(1 << 20);
     private readonly AlignedBuffer _compressed = new(1 << 20);
-    private readonly int _compressionThresholdBytes;
     private long _position;
     private int _records;
-    private int _skipCompression;
 
     public JournalEntryBuilder(int compressionThresholdBytes)
     {
-        _compressionThresholdBytes = compressionThresholdBytes;
+        Compression = new CompressionPolicy(compressionThresholdBytes);
     }
+
+    public CompressionPolicy Compression { get; }
 
     public int RecordCount => _records;
 
@@ -132,24 +129,19 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
     private bool TryCompress(long payload, out long compressedSize)
     {
         compressedSize = 0;
-        if (_compressionThresholdBytes <= 0 || payload < _compressionThresholdBytes || payload > int.MaxValue / 2) return false;
-        if (_skipCompression > 0)
-        {
-            _skipCompression--;
-            return false;
-        }
-        // Worth it only if it saves at least an eighth: anything less costs more CPU than the write it saves.
-        var limit = payload - payload / 8;
+        if (payload > int.MaxValue / 2 || !Compression.ShouldCompress(payload)) return false;
+        // Kept only if it saves at least a 4 KiB block: the entry is padded to blocks anyway.
+        var limit = payload - AlignedBuffer.Alignment;
+        if (limit <= 0) return false;
         _compressed.EnsureCapacity(JournalEntryHeader.SizeBytes + limit + AlignedBuffer.Alignment, 0);
         var source = new ReadOnlySpan<byte>(_entry.Pointer + JournalEntryHeader.SizeBytes, (int)payload);
         var destination = new Span<byte>(_compressed.Pointer + JournalEntryHeader.SizeBytes, (int)limit);
-        if (BrotliEncoder.TryCompress(source, destination, out var written, quality: 1, window: 22) && written < limit)
-        {
-            compressedSize = written;
-            return true;
-        }
-        _skipCompression = CompressionBackoffEntries;
-        return false;
+        var started = CompressionPolicy.Now();
+        var compressed = BrotliEncoder.TryCompress(source, destination, out var written, quality: 1, window: 22) && written < limit;
+        Compression.RecordCompression(payload, compressed ? written : payload, CompressionPolicy.Now() - started);
+        if (!compressed) return false;
+        compressedSize = written;
+        return true;
     }
 
     /// <summary>Drops memory kept from an unusually large transaction.</summary>
