@@ -70,7 +70,9 @@ internal sealed class WorkloadRunner
         var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts));
         _output.WriteLine();
         _output.Write(report);
-        var latest = Path.Combine(RepositoryPaths.Results(root), "latest.md");
+        // Only a full comparison (every workload, every engine, full counts) replaces the one the README quotes.
+        var complete = !_options.Quick && _options.Workloads.Count == WorkloadCatalog.All.Count && _options.Engines.Count == EngineCatalog.All.Count;
+        var latest = Path.Combine(RepositoryPaths.Results(root), complete ? "latest.md" : "latest-partial.md");
         File.WriteAllText(latest, report);
         _output.WriteLine($"Written to {Path.GetRelativePath(root, latest)}");
         return table.HasErrors ? 1 : 0;

@@ -126,7 +126,7 @@ internal readonly unsafe ref partial struct TreePage
         {
             int middle = (int)((uint)(low + high) >> 1);
             PrefetchNextProbes(low, middle, high);
-            int comparison = key.SequenceCompareTo(GetKey(middle));
+            int comparison = KeyComparer.Compare(key, GetKey(middle));
             if (comparison == 0)
             {
                 found = true;
@@ -160,7 +160,7 @@ internal readonly unsafe ref partial struct TreePage
         {
             int middle = (int)((uint)(low + high) >> 1);
             PrefetchNextProbes(low, middle, high);
-            int comparison = key.SequenceCompareTo(GetKey(middle));
+            int comparison = KeyComparer.Compare(key, GetKey(middle));
             if (comparison == 0)
             {
                 return middle;
