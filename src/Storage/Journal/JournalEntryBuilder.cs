@@ -114,15 +114,7 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         state = Crc32C.Append(state, new ReadOnlySpan<byte>(entry, JournalEntryHeader.ChecksumOffset));
         state = Crc32C.Append(state, stackalloc byte[4]);
         state = Crc32C.Append(state, new ReadOnlySpan<byte>(entry + JournalEntryHeader.ChecksumOffset + 4, JournalEntryHeader.SizeBytes - JournalEntryHeader.ChecksumOffset - 4));
-        var p = entry + JournalEntryHeader.SizeBytes;
-        var remaining = storedPayloadBytes;
-        while (remaining > 0)
-        {
-            var chunk = (int)Math.Min(remaining, 1 << 30);
-            state = Crc32C.Append(state, new ReadOnlySpan<byte>(p, chunk));
-            p += chunk;
-            remaining -= chunk;
-        }
+        state = Crc32C.Append(state, entry + JournalEntryHeader.SizeBytes, storedPayloadBytes);
         return Crc32C.Finish(state);
     }
 

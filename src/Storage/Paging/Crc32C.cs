@@ -1,50 +1,95 @@
-using System.Buffers.Binary;
 using System.Numerics;
+using System.Runtime.CompilerServices;
 
 namespace Storage.Paging;
 
 /// <summary>CRC32C (Castagnoli), hardware-accelerated through <see cref="BitOperations.Crc32C(uint, ulong)"/>.</summary>
-internal static class Crc32C
+/// <remarks>
+/// The instruction has a latency of three cycles and a throughput of one, so one dependency chain runs at a
+/// third of its speed. Inputs of a few KiB and more are cut into chunks of three lanes computed side by side;
+/// the lanes are joined by multiplying a lane's CRC by x^(8 × lane length) modulo the polynomial (a CRC
+/// is linear: CRC(A‖B) = CRC(A) · x^(8|B|) ⊕ CRC₀(B)).
+/// </remarks>
+internal static unsafe class Crc32C
 {
-    public static uint Compute(ReadOnlySpan<byte> data, uint seed = 0) => Finish(Append(~seed, data));
+    private const uint ReflectedPolynomial = 0x82F63B78;
+    private const int LaneBytes = 2720;
+    private const int ChunkBytes = 3 * LaneBytes;
+
+    /// <summary>x^(8 × <see cref="LaneBytes"/>) mod P, in the reflected bit order the instruction uses.</summary>
+    private static readonly uint s_laneShift = PowerOfX(8L * LaneBytes);
+
+    public static uint Compute(ReadOnlySpan<byte> data, uint seed = 0) => Finish(Append(Start(seed), data));
 
     /// <summary>Seeds with a 64-bit value (a transaction id), so an entry copied to another position does not verify.</summary>
     public static uint Seed(long value) => (uint)value ^ (uint)(value >>> 32) ^ 0x9E3779B9u;
-
-    public static uint Append(uint state, ReadOnlySpan<byte> data)
-    {
-        var i = 0;
-        // Three independent lanes would hide the instruction's latency; one lane is enough for page-sized inputs here.
-        for (; i + 8 <= data.Length; i += 8)
-        {
-            state = BitOperations.Crc32C(state, BinaryPrimitives.ReadUInt64LittleEndian(data[i..]));
-        }
-        for (; i < data.Length; i++)
-        {
-            state = BitOperations.Crc32C(state, data[i]);
-        }
-        return state;
-    }
 
     public static uint Start(uint seed) => ~seed;
 
     public static uint Finish(uint state) => ~state;
 
-    /// <summary>Checksum of a page or overflow run, leaving out the checksum field itself.</summary>
-    public static unsafe uint ComputePage(byte* page, long lengthBytes)
+    public static uint Append(uint state, ReadOnlySpan<byte> data)
     {
-        var state = Start(0);
-        state = Append(state, new ReadOnlySpan<byte>(page, PageHeader.ChecksumOffset));
-        var rest = PageHeader.ChecksumOffset + PageHeader.ChecksumSizeBytes;
-        var remaining = lengthBytes - rest;
-        var p = page + rest;
-        while (remaining > 0)
+        fixed (byte* p = data)
         {
-            var chunk = (int)Math.Min(remaining, 1 << 30);
-            state = Append(state, new ReadOnlySpan<byte>(p, chunk));
-            p += chunk;
-            remaining -= chunk;
+            return Append(state, p, data.Length);
         }
-        return Finish(state);
+    }
+
+    public static uint Append(uint state, byte* p, long length)
+    {
+        while (length >= ChunkBytes)
+        {
+            state = ThreeLanes(state, p);
+            p += ChunkBytes;
+            length -= ChunkBytes;
+        }
+        for (; length >= 8; p += 8, length -= 8) state = BitOperations.Crc32C(state, Unsafe.ReadUnaligned<ulong>(p));
+        for (; length > 0; p++, length--) state = BitOperations.Crc32C(state, *p);
+        return state;
+    }
+
+    private static uint ThreeLanes(uint state, byte* p)
+    {
+        uint a = state, b = 0, c = 0;
+        var end = p + LaneBytes;
+        for (; p < end; p += 8)
+        {
+            a = BitOperations.Crc32C(a, Unsafe.ReadUnaligned<ulong>(p));
+            b = BitOperations.Crc32C(b, Unsafe.ReadUnaligned<ulong>(p + LaneBytes));
+            c = BitOperations.Crc32C(c, Unsafe.ReadUnaligned<ulong>(p + 2 * LaneBytes));
+        }
+        return MultiplyModP(MultiplyModP(a, s_laneShift) ^ b, s_laneShift) ^ c;
+    }
+
+    /// <summary>Checksum of a page or overflow run, leaving out the checksum field itself.</summary>
+    public static uint ComputePage(byte* page, long lengthBytes)
+    {
+        var state = Append(Start(0), page, PageHeader.ChecksumOffset);
+        var rest = PageHeader.ChecksumOffset + PageHeader.ChecksumSizeBytes;
+        return Finish(Append(state, page + rest, lengthBytes - rest));
+    }
+
+    /// <summary>a · b mod P, both in reflected order (bit 31 is x^0).</summary>
+    private static uint MultiplyModP(uint a, uint b)
+    {
+        uint product = 0;
+        for (var i = 0; i < 32; i++, a <<= 1)
+        {
+            if ((a & 0x8000_0000) != 0) product ^= b;
+            b = (b & 1) != 0 ? (b >> 1) ^ ReflectedPolynomial : b >> 1;
+        }
+        return product;
+    }
+
+    private static uint PowerOfX(long exponent)
+    {
+        uint result = 0x8000_0000; // x^0
+        uint square = 0x4000_0000; // x^1
+        for (; exponent > 0; exponent >>= 1, square = MultiplyModP(square, square))
+        {
+            if ((exponent & 1) != 0) result = MultiplyModP(result, square);
+        }
+        return result;
     }
 }
