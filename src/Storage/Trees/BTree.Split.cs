@@ -50,7 +50,7 @@ internal sealed unsafe partial class BTree
             // A branch's first key moves up: in the right page it becomes the implicit minus infinity.
             : WriteSeparator(rightFirstKey);
 
-        var left = TreePage.Initialize(_store.ModifyPage(leftPageNumber), leftPageNumber, type, _state.TreeId);
+        var left = TreePage.Reset(_store.ModifyPage(leftPageNumber), leftPageNumber, type, _state.TreeId);
         var right = AllocatePage(type, leftPageNumber);
         int virtualCount = source.Count + 1;
         for (int v = 0; v < virtualCount; v++)

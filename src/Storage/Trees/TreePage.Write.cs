@@ -18,8 +18,18 @@ internal readonly unsafe ref partial struct TreePage
     /// <summary>Formats <paramref name="page"/> as an empty leaf or branch page.</summary>
     public static TreePage Initialize(byte* page, long pageNumber, PageFlags type, int treeId)
     {
-        Debug.Assert(type is PageFlags.Leaf or PageFlags.Branch, "tree pages are leaves or branches");
         new Span<byte>(page, PageLayout.PageSizeBytes).Clear();
+        return Reset(page, pageNumber, type, treeId);
+    }
+
+    /// <summary>
+    /// Empties a page that is about to be rebuilt without clearing its bytes: whatever stays in the gap is
+    /// never read, and leaving it as it was keeps it out of the journal diff (clearing it would journal
+    /// kilobytes of zeros on every split).
+    /// </summary>
+    public static TreePage Reset(byte* page, long pageNumber, PageFlags type, int treeId)
+    {
+        Debug.Assert(type is PageFlags.Leaf or PageFlags.Branch, "tree pages are leaves or branches");
         var header = (PageHeader*)page;
         header->PageNumber = pageNumber;
         header->Flags = type;
@@ -101,8 +111,7 @@ internal readonly unsafe ref partial struct TreePage
             Buffer.MemoryCopy(node, _page + upper, nodeSizeBytes, nodeSizeBytes);
             Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes, (ushort)upper);
         }
-        // Zero the gap so a compacted page holds no stale bytes (smaller and deterministic full-page images).
-        new Span<byte>(_page + Lower, upper - Lower).Clear();
+        // The gap keeps its old bytes: nothing reads them, and unchanged bytes cost nothing in the journal diff.
         Header->Upper = (ushort)upper;
     }
 
