@@ -135,6 +135,7 @@ public sealed partial class StorageEnvironment
         Journal.Dispose();
         _lockHandle.Dispose();
         _flusher.Dispose();
+        _metrics.Dispose();
         ReleaseLifetimeReference();
     }
 
@@ -149,6 +150,7 @@ public sealed partial class StorageEnvironment
         Journal.Dispose();
         _lockHandle.Dispose();
         _flusher.Dispose();
+        _metrics.Dispose();
         ReleaseLifetimeReference();
     }
 }

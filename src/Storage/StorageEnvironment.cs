@@ -22,6 +22,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly Flusher _flusher;
     private readonly JournalEntryBuilder _entryBuilder;
     private readonly List<ScratchBuffer> _pruned = [];
+    private readonly Diagnostics.StorageMetrics _metrics;
     private EnvironmentState _state;
     private int _lifetimeReferences = 1;
     private volatile bool _disposed;
@@ -45,6 +46,7 @@ public sealed partial class StorageEnvironment : IDisposable
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
         LoadFreeSpace();
         _flusher.Start();
+        _metrics = new Diagnostics.StorageMetrics(this);
     }
 
     /// <summary>The environment's directory (full path).</summary>
