@@ -1,0 +1,202 @@
+/*
+ * Journal file: the critical lane. Writes are synchronous pwritev calls on an
+ * O_DIRECT|O_DSYNC descriptor, made by the committing thread itself so that a
+ * commit never waits behind background page writes in the data writer's ring.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h> /* rename */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "linux_util.h"
+
+/* Buffers up to this count are described on the stack; more go to the heap. */
+#define PAL_JOURNAL_STACK_IOVS 64u
+/* Zeroing writes this much per call: large enough to stream, small enough to
+ * allocate without thought. A multiple of PAL_JOURNAL_ALIGNMENT. */
+#define PAL_JOURNAL_ZERO_CHUNK (1024u * 1024u)
+#define PAL_JOURNAL_FILE_MODE 0644
+
+_Static_assert(PAL_JOURNAL_ZERO_CHUNK % PAL_JOURNAL_ALIGNMENT == 0,
+               "zero chunk must keep O_DIRECT alignment");
+
+struct pal_journal {
+    int fd;
+    uint32_t mode;
+};
+
+PAL_API pal_status pal_journal_open(const char *path, uint32_t flags, pal_journal **out,
+                                    uint32_t *mode_out, int32_t *err)
+{
+    if (path == NULL || out == NULL || (flags & ~(uint32_t)PAL_JOURNAL_CREATE) != 0)
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    *out = NULL;
+
+    pal_journal *j = malloc(sizeof(*j));
+    if (j == NULL)
+        return pal_result(err, PAL_E_NOMEM, ENOMEM);
+
+    int base = O_RDWR | O_CLOEXEC | O_DSYNC | ((flags & PAL_JOURNAL_CREATE) ? O_CREAT : 0);
+    j->mode = PAL_JOURNAL_DIRECT;
+    do {
+#ifdef PAL_TEST_HOOKS
+        if (pal_test_direct_io_refused()) {
+            j->fd = -1;
+            errno = EINVAL;
+            break;
+        }
+#endif
+        j->fd = open(path, base | O_DIRECT, PAL_JOURNAL_FILE_MODE);
+    } while (j->fd < 0 && errno == EINTR);
+    if (j->fd < 0 && errno == EINVAL) {
+        /* tmpfs (before Linux 6.6) and some FUSE file systems refuse
+         * O_DIRECT; O_DSYNC alone is still durable, through the page cache. */
+        j->mode = PAL_JOURNAL_DSYNC_ONLY;
+        do {
+            j->fd = open(path, base, PAL_JOURNAL_FILE_MODE);
+        } while (j->fd < 0 && errno == EINTR);
+    }
+    if (j->fd < 0) {
+        int error = errno;
+        free(j);
+        return pal_result(err, PAL_E_SYSTEM, error);
+    }
+    if (mode_out != NULL)
+        *mode_out = j->mode;
+    *out = j;
+    return pal_ok(err);
+}
+
+PAL_API pal_status pal_journal_close(pal_journal *j, int32_t *err)
+{
+    if (j == NULL)
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    int error = close(j->fd) != 0 ? errno : 0;
+    free(j);
+    return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
+}
+
+static bool aligned(uint64_t value)
+{
+    return value % PAL_JOURNAL_ALIGNMENT == 0;
+}
+
+/* pwritev until every byte is written; returns 0 or an errno value. */
+static int write_fully(int fd, struct iovec *iov, uint32_t count, uint64_t offset)
+{
+    while (count > 0) {
+        int batch = count > (uint32_t)IOV_MAX ? IOV_MAX : (int)count;
+        ssize_t n = pwritev(fd, iov, batch, (off_t)offset);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return EIO; /* no progress: do not spin */
+        offset += (uint64_t)n;
+        pal_iov_advance(&iov, &count, (size_t)n);
+    }
+    return 0;
+}
+
+PAL_API pal_status pal_journal_write(pal_journal *j, uint64_t offset, const pal_buffer *buffers,
+                                     uint32_t buffer_count, int32_t *err)
+{
+    if (j == NULL || (buffer_count > 0 && buffers == NULL))
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    bool direct = j->mode == PAL_JOURNAL_DIRECT;
+    if (direct && !aligned(offset))
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < buffer_count; i++) {
+        const pal_buffer *b = &buffers[i];
+        if (b->data == NULL || b->length > SSIZE_MAX)
+            return pal_result(err, PAL_E_INVALID, EINVAL);
+        if (direct && (!aligned((uint64_t)(uintptr_t)b->data) || !aligned(b->length)))
+            return pal_result(err, PAL_E_INVALID, EINVAL);
+        total += b->length;
+    }
+    if (!pal_range_valid(offset, total))
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    if (total == 0)
+        return pal_ok(err);
+
+    struct iovec stack_iov[PAL_JOURNAL_STACK_IOVS];
+    struct iovec *iov = stack_iov;
+    if (buffer_count > PAL_JOURNAL_STACK_IOVS) {
+        iov = malloc((size_t)buffer_count * sizeof(*iov));
+        if (iov == NULL)
+            return pal_result(err, PAL_E_NOMEM, ENOMEM);
+    }
+    for (uint32_t i = 0; i < buffer_count; i++) {
+        iov[i].iov_base = (void *)buffers[i].data; /* pwritev only reads it */
+        iov[i].iov_len = (size_t)buffers[i].length;
+    }
+    int error = write_fully(j->fd, iov, buffer_count, offset);
+    if (iov != stack_iov)
+        free(iov);
+    return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
+}
+
+PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *err)
+{
+    if (j == NULL || !aligned(size) || !pal_range_valid(0, size))
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+
+    /* Reserve the blocks up front so the journal cannot hit ENOSPC mid-commit. */
+    if (size > 0 && fallocate(j->fd, 0, 0, (off_t)size) != 0 && errno != EOPNOTSUPP)
+        return pal_result(err, PAL_E_SYSTEM, errno);
+    /* A recycled journal may be longer than asked. */
+    if (ftruncate(j->fd, (off_t)size) != 0)
+        return pal_result(err, PAL_E_SYSTEM, errno);
+
+    /* Fallocated extents are "unwritten": the first write to each converts it,
+     * a metadata change that every O_DSYNC commit would then pay for. Writing
+     * zeros once turns later commits into pure data overwrites. */
+    void *zeros = NULL;
+    int error = posix_memalign(&zeros, PAL_JOURNAL_ALIGNMENT, PAL_JOURNAL_ZERO_CHUNK);
+    if (error != 0)
+        return pal_result(err, PAL_E_NOMEM, error);
+    memset(zeros, 0, PAL_JOURNAL_ZERO_CHUNK);
+    for (uint64_t offset = 0; offset < size && error == 0;) {
+        uint64_t left = size - offset;
+        size_t length = left < PAL_JOURNAL_ZERO_CHUNK ? (size_t)left : PAL_JOURNAL_ZERO_CHUNK;
+        struct iovec iov = { .iov_base = zeros, .iov_len = length };
+        error = write_fully(j->fd, &iov, 1, offset);
+        offset += length;
+    }
+    free(zeros);
+    if (error != 0)
+        return pal_result(err, PAL_E_SYSTEM, error);
+    /* O_DSYNC covered the data; this makes the new size durable as well. */
+    if (fdatasync(j->fd) != 0)
+        return pal_result(err, PAL_E_SYSTEM, errno);
+    return pal_ok(err);
+}
+
+PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_path,
+                                       int32_t *err)
+{
+    if (old_path == NULL || new_path == NULL)
+        return pal_result(err, PAL_E_INVALID, EINVAL);
+    char old_dir[PAL_PATH_MAX], new_dir[PAL_PATH_MAX];
+    int error = pal_parent_dir(old_path, old_dir, sizeof(old_dir));
+    if (error == 0)
+        error = pal_parent_dir(new_path, new_dir, sizeof(new_dir));
+    if (error != 0)
+        return pal_result(err, PAL_E_INVALID, error);
+
+    if (rename(old_path, new_path) != 0)
+        return pal_result(err, PAL_E_SYSTEM, errno);
+    /* A rename is durable only once the directories holding both names are. */
+    error = pal_sync_dir(new_dir);
+    if (error == 0 && strcmp(old_dir, new_dir) != 0)
+        error = pal_sync_dir(old_dir);
+    return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
+}

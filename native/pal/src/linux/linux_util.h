@@ -1,0 +1,32 @@
+/* Helpers shared by the Linux sources. */
+#ifndef STORAGE_PAL_LINUX_UTIL_H
+#define STORAGE_PAL_LINUX_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../pal_internal.h"
+
+/* Longest path accepted where a path is copied (parent-directory lookups). */
+#define PAL_PATH_MAX 4096u
+
+/* Converts a managed handle to a descriptor; false if it cannot be one. */
+bool pal_fd_valid(pal_fd fd, int *out);
+
+/* True when [offset, offset + length) fits in off_t. */
+bool pal_range_valid(uint64_t offset, uint64_t length);
+
+/* Drops `written` bytes from the front of an iovec array after a short write:
+ * whole iovecs are skipped and the first partial one is trimmed in place. */
+void pal_iov_advance(struct iovec **iov, uint32_t *count, size_t written);
+
+/* Copies the directory part of `path` ("." when there is none) into `dir`.
+ * Returns 0 or an errno value. */
+int pal_parent_dir(const char *path, char *dir, size_t capacity);
+
+/* fsync of a directory by path; returns 0 or an errno value. */
+int pal_sync_dir(const char *path);
+
+#endif /* STORAGE_PAL_LINUX_UTIL_H */

@@ -1,0 +1,226 @@
+/*
+ * Data writer on Windows: overlapped WriteFile per page, issued and awaited
+ * by the calling thread (no worker thread: the kernel queues the overlapped
+ * writes, which is what the Linux ring and worker provide there).
+ *
+ * Buffered handles cannot use WriteFileGather, so pages are not merged: the
+ * `runs` of an item is its page count. Up to PAL_WIN_MAX_PENDING writes of a
+ * call are in flight at once; a sync item waits for every earlier write of
+ * its call, like on Linux.
+ */
+#include <stdlib.h>
+
+#include "win_util.h"
+
+/* Overlapped writes in flight per pal_writer_submit call. */
+#define PAL_WIN_MAX_PENDING 64u
+
+struct pal_writer {
+    uint32_t flags;
+    volatile LONG64 submits;
+    volatile LONG64 writes;
+    volatile LONG64 syncs;
+    volatile LONG64 short_writes;
+};
+
+typedef struct pending_write {
+    OVERLAPPED ov;
+    HANDLE event;
+    HANDLE file;
+    pal_write_item *item;
+    const uint8_t *data;
+    DWORD length;
+    uint64_t offset;
+    BOOL busy;
+} pending_write;
+
+typedef struct call_state {
+    pal_writer *writer;
+    pending_write slots[PAL_WIN_MAX_PENDING];
+    uint32_t next_slot;
+    int32_t first_error;
+} call_state;
+
+static void record_error(call_state *call, pal_write_item *item, DWORD error)
+{
+    if (item->result == 0)
+        item->result = (int32_t)error;
+    if (call->first_error == 0)
+        call->first_error = (int32_t)error;
+}
+
+static BOOL start_write(pending_write *slot)
+{
+    pal_overlapped_at(&slot->ov, slot->event, slot->offset);
+    return WriteFile(slot->file, slot->data, slot->length, NULL, &slot->ov);
+}
+
+/* Waits for a slot's write, re-issuing the remainder after a short write. */
+static void finish_slot(call_state *call, pending_write *slot, BOOL started)
+{
+    for (;;) {
+        DWORD done;
+        DWORD error = pal_wait_overlapped(slot->file, &slot->ov, started, &done);
+        if (error != 0) {
+            record_error(call, slot->item, error);
+            break;
+        }
+        slot->item->bytes_written += done;
+        if (done >= slot->length)
+            break;
+        if (done == 0) {
+            record_error(call, slot->item, ERROR_WRITE_FAULT); /* no progress */
+            break;
+        }
+        InterlockedIncrement64(&call->writer->short_writes);
+        slot->data += done;
+        slot->offset += done;
+        slot->length -= done;
+        InterlockedIncrement64(&call->writer->writes);
+        started = start_write(slot);
+    }
+    slot->busy = FALSE;
+}
+
+static void drain(call_state *call)
+{
+    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++)
+        if (call->slots[i].busy)
+            finish_slot(call, &call->slots[i], TRUE);
+}
+
+static void issue_write(call_state *call, HANDLE file, pal_write_item *item,
+                        const pal_page_ref *page)
+{
+    pending_write *slot = &call->slots[call->next_slot];
+    call->next_slot = (call->next_slot + 1) % PAL_WIN_MAX_PENDING;
+    if (slot->busy)
+        finish_slot(call, slot, TRUE);
+    slot->file = file;
+    slot->item = item;
+    slot->data = page->data;
+    slot->length = item->page_size;
+    slot->offset = page->page_number * item->page_size;
+    slot->busy = TRUE;
+    InterlockedIncrement64(&call->writer->writes);
+    BOOL started = start_write(slot);
+    if (!started && GetLastError() != ERROR_IO_PENDING)
+        finish_slot(call, slot, FALSE);
+}
+
+PAL_API pal_status pal_writer_open(uint32_t queue_depth, uint32_t flags, pal_writer **out,
+                                   int32_t *err)
+{
+    (void)queue_depth; /* no ring on Windows */
+    if (out == NULL || (flags & ~(uint32_t)PAL_WRITER_LOW_PRIORITY) != 0)
+        return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    pal_writer *w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return pal_result(err, PAL_E_NOMEM, ERROR_NOT_ENOUGH_MEMORY);
+    w->flags = flags;
+    *out = w;
+    return pal_ok(err);
+}
+
+PAL_API pal_status pal_writer_close(pal_writer *w, int32_t *err)
+{
+    if (w == NULL)
+        return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    free(w);
+    return pal_ok(err);
+}
+
+static BOOL check_item(const pal_write_item *item)
+{
+    HANDLE h;
+    if (!pal_handle_valid(item->fd, &h))
+        return FALSE;
+    if (item->kind == PAL_ITEM_FSYNC || item->kind == PAL_ITEM_FDATASYNC)
+        return TRUE;
+    if (item->kind != PAL_ITEM_WRITE || item->page_size == 0 ||
+        (item->page_count > 0 && item->pages == NULL))
+        return FALSE;
+    uint64_t max_page = (uint64_t)INT64_MAX / item->page_size - 1;
+    for (uint32_t i = 0; i < item->page_count; i++) {
+        const pal_page_ref *page = &item->pages[i];
+        if (page->data == NULL || page->page_number > max_page)
+            return FALSE;
+        if (i > 0 && page->page_number <= item->pages[i - 1].page_number)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint32_t item_count,
+                                     int32_t *err)
+{
+    if (w == NULL || (item_count > 0 && items == NULL))
+        return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    for (uint32_t i = 0; i < item_count; i++) {
+        items[i].result = 0;
+        items[i].bytes_written = 0;
+        items[i].runs = 0;
+        if (!check_item(&items[i]))
+            return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    }
+    if (item_count == 0)
+        return pal_ok(err);
+
+    call_state *call = calloc(1, sizeof(*call));
+    if (call == NULL)
+        return pal_result(err, PAL_E_NOMEM, ERROR_NOT_ENOUGH_MEMORY);
+    call->writer = w;
+    pal_status status = PAL_OK;
+    int32_t error = 0;
+    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++) {
+        /* Manual-reset, as GetOverlappedResult expects. */
+        call->slots[i].event = CreateEventW(NULL, TRUE, FALSE, NULL);
+        if (call->slots[i].event == NULL) {
+            status = PAL_E_SYSTEM;
+            error = (int32_t)GetLastError();
+            goto cleanup;
+        }
+    }
+    InterlockedIncrement64(&w->submits);
+
+    for (uint32_t i = 0; i < item_count; i++) {
+        pal_write_item *item = &items[i];
+        HANDLE file = (HANDLE)item->fd;
+        if (item->kind == PAL_ITEM_WRITE) {
+            for (uint32_t p = 0; p < item->page_count; p++)
+                issue_write(call, file, item, &item->pages[p]);
+            item->runs = item->page_count;
+        } else {
+            drain(call); /* a sync covers the writes before it */
+            InterlockedIncrement64(&w->syncs);
+            if (!FlushFileBuffers(file))
+                record_error(call, item, GetLastError());
+        }
+    }
+    drain(call);
+    if (call->first_error != 0) {
+        status = PAL_E_SYSTEM;
+        error = call->first_error;
+    }
+
+cleanup:
+    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++)
+        if (call->slots[i].event != NULL)
+            CloseHandle(call->slots[i].event);
+    free(call);
+    return pal_result(err, status, error);
+}
+
+PAL_API pal_status pal_writer_get_stats(pal_writer *w, pal_writer_stats *out, int32_t *err)
+{
+    if (w == NULL || out == NULL)
+        return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    *out = (pal_writer_stats){
+        .submits = (uint64_t)InterlockedCompareExchange64(&w->submits, 0, 0),
+        .writes = (uint64_t)InterlockedCompareExchange64(&w->writes, 0, 0),
+        .syncs = (uint64_t)InterlockedCompareExchange64(&w->syncs, 0, 0),
+        .short_writes = (uint64_t)InterlockedCompareExchange64(&w->short_writes, 0, 0),
+        .flags = w->flags,
+    };
+    return pal_ok(err);
+}
