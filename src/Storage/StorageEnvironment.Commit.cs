@@ -38,6 +38,12 @@ public sealed partial class StorageEnvironment
             else others++;
         }
         var uncompressed = _entryBuilder.PayloadSizeBytes;
+        if (uncompressed > Options.MaxTransactionPayloadBytes)
+        {
+            // Recovery replays an entry in one piece; an entry it could not replay must never be acknowledged.
+            throw new StorageException(StorageErrorCode.TransactionTooLarge,
+                $"The transaction changes {uncompressed:N0} bytes of pages; one transaction may change at most {Options.MaxTransactionPayloadBytes:N0}. Nothing was written.");
+        }
         var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root);
         var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
 
@@ -106,12 +112,12 @@ public sealed partial class StorageEnvironment
         }
         if (_pruned.Count == 0) return;
         Reclaimer.Retire(_pruned, Readers.AdvanceEpoch());
-        Reclaimer.Reclaim(Readers.OldestEpoch(), onWriter: true);
+        Reclaimer.Reclaim(Readers.ReclaimableEpoch(), onWriter: true);
     }
 
     /// <summary>
-    /// Flushes and syncs everything committed, then releases the directory. Open read transactions keep
-    /// their snapshot readable until they are disposed. A write transaction still open after
+    /// Flushes and syncs everything committed. Open read transactions keep their snapshot readable until
+    /// they are disposed; the directory is released when the last of them is. A write transaction still open after
     /// <see cref="DisposeWriterWaitMs"/> is left to the journal: everything committed is durable there.
     /// </summary>
     public void Dispose()
@@ -133,7 +139,6 @@ public sealed partial class StorageEnvironment
             }
         }
         Journal.Dispose();
-        _lockHandle.Dispose();
         _flusher.Dispose();
         _metrics.Dispose();
         ReleaseLifetimeReference();
@@ -148,9 +153,10 @@ public sealed partial class StorageEnvironment
         _disposed = true;
         _flusher.Stop();
         Journal.Dispose();
-        _lockHandle.Dispose();
         _flusher.Dispose();
         _metrics.Dispose();
+        // A killed process holds no lock: the directory is free at once (the test must not use old transactions).
+        _lockHandle.Dispose();
         ReleaseLifetimeReference();
     }
 }

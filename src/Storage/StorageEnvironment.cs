@@ -94,6 +94,7 @@ public sealed partial class StorageEnvironment : IDisposable
         {
             if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
             Directory.CreateDirectory(directory);
+            SyncParent(directory, options.FaultInjector);
         }
         var lockHandle = TakeLock(directory);
         DataFile? dataFile = null;
@@ -106,7 +107,11 @@ public sealed partial class StorageEnvironment : IDisposable
                 EnvironmentCreator.Create(directory, options.FaultInjector);
             }
             var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
-            Directory.CreateDirectory(journalDirectory);
+            if (!Directory.Exists(journalDirectory))
+            {
+                Directory.CreateDirectory(journalDirectory);
+                FileIo.SyncDirectory(directory, options.FaultInjector);
+            }
             dataFile = DataFile.Open(dataPath, options.FaultInjector);
             var header = ReadBestHeader(dataFile);
             var recovered = RecoverJournal(dataFile, journalDirectory, ref header, options.FaultInjector);
@@ -118,6 +123,13 @@ public sealed partial class StorageEnvironment : IDisposable
             lockHandle.Dispose();
             throw;
         }
+    }
+
+    /// <summary>Makes a newly created directory's own entry durable.</summary>
+    private static void SyncParent(string directory, IFaultInjector? faults)
+    {
+        var parent = Path.GetDirectoryName(directory);
+        if (parent is not null) FileIo.SyncDirectory(parent, faults);
     }
 
     private static SafeFileHandle TakeLock(string directory)
@@ -305,6 +317,7 @@ public sealed partial class StorageEnvironment : IDisposable
     public void Checkpoint()
     {
         EnsureWritable();
+        AddLifetimeReference();
         try
         {
             _flusher.FlushAndSync(forceSync: true);
@@ -314,11 +327,16 @@ public sealed partial class StorageEnvironment : IDisposable
             Poison(e);
             throw;
         }
+        finally
+        {
+            ReleaseLifetimeReference();
+        }
     }
 
     /// <summary>Counters since open and the current shape.</summary>
     public EnvironmentStats GetStats()
     {
+        EnsureOpen();
         var state = CurrentState;
         return new EnvironmentStats
         {
@@ -364,5 +382,8 @@ public sealed partial class StorageEnvironment : IDisposable
         Scratch.Dispose();
         DataFile.Dispose();
         _entryBuilder.Dispose();
+        // Only now may another instance open the directory: until here a transaction of this one could still
+        // read the data file, and a new instance's recovery would change pages under its snapshot.
+        _lockHandle.Dispose();
     }
 }

@@ -35,4 +35,7 @@ public enum StorageErrorCode
 
     /// <summary>The files were written by an incompatible format version or page size.</summary>
     FormatMismatch,
+
+    /// <summary>One transaction changed more than 2 GiB of pages (values near the 2 GiB limit need a transaction each); nothing was written.</summary>
+    TransactionTooLarge,
 }

@@ -42,6 +42,9 @@ public sealed record StorageOptions
     /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short; exceptions it throws are ignored.</summary>
     public Action<FlushStats>? OnFlush { get; init; }
 
+    /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
+    internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
+
     /// <summary>Test seam: fails chosen writes and syncs.</summary>
     internal IFaultInjector? FaultInjector { get; init; }
 

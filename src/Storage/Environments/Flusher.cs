@@ -61,7 +61,17 @@ internal sealed class Flusher : IDisposable
         lock (_commitsLock) _commits.Enqueue(record);
     }
 
-    public void Wake() => _wake.Set();
+    /// <summary>Wakes the flusher; does nothing once it is disposed (a commit that is durable must not throw here).</summary>
+    public void Wake()
+    {
+        try
+        {
+            _wake.Set();
+        }
+        catch (ObjectDisposedException)
+        {
+        }
+    }
 
     /// <summary>Called by the writer after each commit: wakes the flusher when scratch memory or the journal pass their budgets.</summary>
     public void NoteCommit(long journalBytes)
@@ -70,7 +80,7 @@ internal sealed class Flusher : IDisposable
         var sinceFlush = Interlocked.Add(ref _journalBytesSinceFlush, journalBytes);
         if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync)
         {
-            _wake.Set();
+            Wake();
         }
     }
 
@@ -106,7 +116,7 @@ internal sealed class Flusher : IDisposable
                 || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                 || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
             if (due && _flushedUpTo > _syncedUpTo) Sync();
-            _env.Reclaimer.Reclaim(_env.Readers.OldestEpoch(), onWriter: false);
+            _env.Reclaimer.Reclaim(_env.Readers.ReclaimableEpoch(), onWriter: false);
         }
     }
 

@@ -82,9 +82,10 @@ internal sealed class JournalFile : IDisposable
         {
             throw FileIo.Translate(e, "rename", Path);
         }
-        FileIo.SyncDirectory(directory, faults);
+        // Record the new name before the directory sync, which may fail: the file is under it now.
         Path = path;
         Number = number;
+        FileIo.SyncDirectory(directory, faults);
     }
 
     public static JournalFile Open(string path, long number)

@@ -22,6 +22,7 @@ internal sealed unsafe class JournalWriter : IDisposable
     private long _position;
     private long _nextNumber;
     private long _spareCounter;
+    private bool _closed;
     private long _nextSizeBytes;
     private long _durableWrites;
     private long _bytesWritten;
@@ -77,6 +78,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         JournalFile? current;
         lock (_lock)
         {
+            if (_closed) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed; its journal takes no more entries.");
             current = _files.Count > 0 ? _files[^1] : null;
         }
         if (current is null || _position + lengthBytes > current.SizeBytes) Switch(lengthBytes);
@@ -136,8 +138,18 @@ internal sealed unsafe class JournalWriter : IDisposable
             var size = Math.Max(_nextSizeBytes, Paging.AlignedBuffer.AlignUp(entryBytes));
             next = JournalFile.CreateSpare(_directory, NextSpareName(), size, _faults);
         }
-        next.Rename(_directory, JournalFile.FileName(_nextNumber), _nextNumber, _faults);
-        _nextNumber++;
+        // The number is used up even if the rename fails part-way: a retry must not collide with a file of
+        // that name that may exist (empty of entries, which recovery skips).
+        var number = _nextNumber++;
+        try
+        {
+            next.Rename(_directory, JournalFile.FileName(number), number, _faults);
+        }
+        catch
+        {
+            next.Dispose();
+            throw;
+        }
         lock (_lock)
         {
             _files.Add(next);
@@ -219,6 +231,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
         lock (_lock)
         {
+            _closed = true;
             foreach (var f in _files) f.Dispose();
             _files.Clear();
             while (_spares.TryDequeue(out var spare)) spare.Dispose();

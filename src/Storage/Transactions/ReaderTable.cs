@@ -65,6 +65,18 @@ internal sealed class ReaderTable
         return oldest;
     }
 
+    /// <summary>
+    /// Buffers retired in an epoch up to this one are unreachable. The current epoch is read before the
+    /// slots: a transaction that registers after it was read cannot reach anything unlinked before it,
+    /// and one registered earlier is in the slots the scan then reads.
+    /// </summary>
+    public long ReclaimableEpoch()
+    {
+        var current = Volatile.Read(ref _epoch);
+        Interlocked.MemoryBarrier();
+        return Math.Min(current, OldestEpoch());
+    }
+
     public long OldestEpoch()
     {
         var oldest = long.MaxValue;
