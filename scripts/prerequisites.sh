@@ -7,6 +7,7 @@ need_apt=()
 have_lib() { ldconfig -p 2>/dev/null | grep -q "$1"; }
 
 have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0)
+[ -f /usr/include/liburing.h ] || need_apt+=(liburing-dev)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 
