@@ -90,7 +90,7 @@ internal sealed class JournalFile : IDisposable
 
     public static JournalFile Open(string path, long number)
     {
-        var handle = FileIo.OpenDurable(path, out var direct, out _);
+        var handle = FileIo.OpenDurable(path, out var direct);
         return new JournalFile(number, path, handle, RandomAccess.GetLength(handle), direct);
     }
 

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Platform;
 
@@ -148,25 +147,24 @@ internal sealed unsafe class DataFile : IDisposable
         var i = 0;
         while (i < pages.Count)
         {
+            var (start, first) = pages[i];
+            if (first.SizeBytes > int.MaxValue)
+            {
+                // A run too large for one gather entry is written on its own, in pieces.
+                StampChecksum(first, start);
+                WriteLarge(first, start);
+                i++;
+                runs++;
+                continue;
+            }
             _gather.Clear();
-            var start = pages[i].PageNumber;
             var next = start;
             long bytes = 0;
-            while (i < pages.Count && pages[i].PageNumber == next && _gather.Count < MaxBuffersPerWrite && bytes < MaxBytesPerWrite)
+            while (i < pages.Count && pages[i].PageNumber == next && pages[i].Buffer.SizeBytes <= int.MaxValue
+                && _gather.Count < MaxBuffersPerWrite && bytes < MaxBytesPerWrite)
             {
                 var buffer = pages[i].Buffer;
-                var header = (PageHeader*)buffer.Pointer;
-                Debug.Assert(header->PageNumber == next, "scratch page knows its own number");
-                header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
-                if (buffer.SizeBytes > int.MaxValue)
-                {
-                    if (_gather.Count > 0) break;
-                    WriteLarge(buffer, next);
-                    next += buffer.PageCount;
-                    i++;
-                    runs++;
-                    goto continueOuter;
-                }
+                StampChecksum(buffer, next);
                 _gather.Add(buffer.AsMemory());
                 bytes += buffer.SizeBytes;
                 next += buffer.PageCount;
@@ -174,10 +172,16 @@ internal sealed unsafe class DataFile : IDisposable
             }
             FileIo.WriteGather(_handle, Path, _gather, start * PageLayout.PageSizeBytes, bytes, _faults);
             runs++;
-        continueOuter:;
         }
         _gather.Clear();
         return runs;
+    }
+
+    private static void StampChecksum(ScratchBuffer buffer, long pageNumber)
+    {
+        var header = (PageHeader*)buffer.Pointer;
+        Debug.Assert(header->PageNumber == pageNumber, "scratch page knows its own number");
+        header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
     }
 
     private void WriteLarge(ScratchBuffer buffer, long pageNumber)
@@ -200,6 +204,4 @@ internal sealed unsafe class DataFile : IDisposable
         mapping?.Release();
         _handle.Dispose();
     }
-
-    public static byte* AllocatePageBuffer(int pages) => (byte*)NativeMemory.AlignedAlloc((nuint)(pages * PageLayout.PageSizeBytes), 4096);
 }

@@ -5,16 +5,10 @@ namespace Storage.Paging;
 /// <summary>Exposes a block of native memory as <see cref="Memory{T}"/> for vectored writes. Does not own the memory.</summary>
 internal sealed unsafe class NativeMemoryManager : MemoryManager<byte>
 {
-    private byte* _pointer;
-    private int _lengthBytes;
+    private readonly byte* _pointer;
+    private readonly int _lengthBytes;
 
     public NativeMemoryManager(byte* pointer, int lengthBytes)
-    {
-        _pointer = pointer;
-        _lengthBytes = lengthBytes;
-    }
-
-    public void Reset(byte* pointer, int lengthBytes)
     {
         _pointer = pointer;
         _lengthBytes = lengthBytes;

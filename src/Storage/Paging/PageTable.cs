@@ -14,8 +14,6 @@ internal sealed class PageTable
 
     public bool IsEmpty => Volatile.Read(ref _pagesWithVersions) == 0;
 
-    public int PageCount => Volatile.Read(ref _pagesWithVersions);
-
     public bool TryGet(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
     {
         if (_versions.TryGetValue(pageNumber, out var versions))

@@ -32,8 +32,6 @@ internal sealed unsafe class ScratchBuffer
         return _memory.Memory;
     }
 
-    public Span<byte> AsSpan() => new(Pointer, checked((int)Math.Min(SizeBytes, int.MaxValue)));
-
     public void Release()
     {
         if (Pointer == null) return;

@@ -13,14 +13,6 @@ internal sealed class ScratchReclaimer
 
     public ScratchReclaimer(ScratchPool pool) => _pool = pool;
 
-    public int WaitingCount
-    {
-        get
-        {
-            lock (_lock) return _waiting.Count;
-        }
-    }
-
     /// <summary>Buffers unlinked before <paramref name="epoch"/> was started.</summary>
     public void Retire(List<ScratchBuffer> buffers, long epoch)
     {

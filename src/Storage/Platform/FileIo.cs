@@ -36,9 +36,8 @@ internal static class FileIo
     /// Opens a journal file for durable writes that change no metadata: O_DIRECT|O_DSYNC where the file
     /// system allows it, O_DSYNC alone where O_DIRECT is refused (tmpfs), write-through elsewhere.
     /// </summary>
-    public static SafeFileHandle OpenDurable(string path, out bool direct, out bool needsExplicitSync)
+    public static SafeFileHandle OpenDurable(string path, out bool direct)
     {
-        needsExplicitSync = false;
         if (Posix.IsSupported)
         {
             var baseFlags = Posix.ReadWrite | Posix.CloseOnExec | Posix.DataSync;

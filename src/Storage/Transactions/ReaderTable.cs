@@ -13,8 +13,6 @@ internal sealed class ReaderTable
     private Slot[] _slots = CreateSlots(64, 0);
     private long _epoch = 1;
 
-    public long CurrentEpoch => Volatile.Read(ref _epoch);
-
     /// <summary>Starts a new epoch; returns it. Memory unlinked before this call may be freed once <see cref="OldestEpoch"/> reaches it.</summary>
     public long AdvanceEpoch() => Interlocked.Increment(ref _epoch);
 

@@ -51,7 +51,7 @@ internal sealed unsafe partial class BTree
     {
         ArgumentNullException.ThrowIfNull(store);
         long pageNumber = store.AllocatePages(1, -1, out byte* page);
-        TreePage.Initialize(page, pageNumber, PageFlags.Leaf, treeId);
+        TreePage.Reset(page, pageNumber, PageFlags.Leaf, treeId);
         return new TreeState
         {
             TreeId = treeId,
@@ -167,7 +167,8 @@ internal sealed unsafe partial class BTree
         {
             _state.BranchPages++;
         }
-        return TreePage.Initialize(page, pageNumber, type, _state.TreeId);
+        // AllocatePages hands out zeroed pages: only the header needs setting.
+        return TreePage.Reset(page, pageNumber, type, _state.TreeId);
     }
 
     private void FreePage(long pageNumber, bool isLeaf)
