@@ -10,6 +10,8 @@ have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0)
 [ -f /usr/include/liburing.h ] || need_apt+=(liburing-dev)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+# Cross-compiles the native layer for Windows, so that the NuGet package carries both libraries.
+command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x86-64)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

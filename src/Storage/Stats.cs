@@ -141,7 +141,7 @@ public readonly record struct EnvironmentStats
     /// <summary>Active read and write transactions.</summary>
     public int ActiveTransactions { get; init; }
 
-    /// <summary>Which I/O backend the environment uses ("managed" without the native library).</summary>
+    /// <summary>Which I/O backend the environment uses: "io_uring" (Linux) or "win32-overlapped" (Windows) through the native layer, or "managed".</summary>
     public string IoBackend { get; init; }
 
     /// <summary>Whether journal writes bypass the page cache (O_DIRECT).</summary>

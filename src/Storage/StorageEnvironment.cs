@@ -41,7 +41,7 @@ public sealed partial class StorageEnvironment : IDisposable
         RecoveredTransactions = recovered;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
         var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
-        Journal = new JournalWriter(journalDirectory, FirstFreeJournalNumber(journalDirectory, header.JournalFileNumber), options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, options.FaultInjector);
+        Journal = new JournalWriter(journalDirectory, FirstFreeJournalNumber(journalDirectory, header.JournalFileNumber), options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, dataFile.Io, options.FaultInjector);
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
         LoadFreeSpace();
@@ -96,6 +96,7 @@ public sealed partial class StorageEnvironment : IDisposable
             Directory.CreateDirectory(directory);
             SyncParent(directory, options.FaultInjector);
         }
+        var io = PlatformIo.Resolve(options.IoBackend, options.LowPriorityFlush);
         var lockHandle = TakeLock(directory);
         DataFile? dataFile = null;
         try
@@ -104,7 +105,7 @@ public sealed partial class StorageEnvironment : IDisposable
             if (!File.Exists(dataPath))
             {
                 if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"There is no environment in '{directory}'.", dataPath, 2);
-                EnvironmentCreator.Create(directory, options.FaultInjector);
+                EnvironmentCreator.Create(directory, io, options.FaultInjector);
             }
             var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
             if (!Directory.Exists(journalDirectory))
@@ -112,7 +113,7 @@ public sealed partial class StorageEnvironment : IDisposable
                 Directory.CreateDirectory(journalDirectory);
                 FileIo.SyncDirectory(directory, options.FaultInjector);
             }
-            dataFile = DataFile.Open(dataPath, options.FaultInjector);
+            dataFile = DataFile.Open(dataPath, io, options.FaultInjector);
             var header = ReadBestHeader(dataFile);
             var recovered = RecoverJournal(dataFile, journalDirectory, ref header, options.FaultInjector);
             return new StorageEnvironment(directory, options, lockHandle, dataFile, header, recovered);
@@ -358,7 +359,7 @@ public sealed partial class StorageEnvironment : IDisposable
             ScratchBytes = Scratch.BytesInUse,
             JournalFiles = Journal.FileCount,
             ActiveTransactions = Readers.ActiveCount,
-            IoBackend = "managed",
+            IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
         };
     }

@@ -38,4 +38,7 @@ public enum StorageErrorCode
 
     /// <summary>One transaction changed more than 2 GiB of pages (values near the 2 GiB limit need a transaction each); nothing was written.</summary>
     TransactionTooLarge,
+
+    /// <summary>The native platform layer was asked for (<see cref="IoBackend.Native"/>) but cannot be loaded or started here.</summary>
+    PlatformUnavailable,
 }

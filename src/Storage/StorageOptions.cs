@@ -39,6 +39,15 @@ public sealed record StorageOptions
     /// <summary>Create the directory and a new environment when none exists (otherwise opening a missing one fails).</summary>
     public bool CreateIfMissing { get; init; } = true;
 
+    /// <summary>Which I/O backend to write through: the native layer when it loads (the default), or the managed one.</summary>
+    public IoBackend IoBackend { get; init; } = IoBackend.Auto;
+
+    /// <summary>
+    /// Run background data-file writes at the lowest best-effort I/O priority (Linux, native backend), so
+    /// flushing yields to reads and to journal writes. Environments of one process share a writer per priority.
+    /// </summary>
+    public bool LowPriorityFlush { get; init; } = true;
+
     /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short; exceptions it throws are ignored.</summary>
     public Action<FlushStats>? OnFlush { get; init; }
 
@@ -63,6 +72,8 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(SyncIntervalMs), SyncIntervalMs, "Must be at least 1 ms.");
         if (CompressionThresholdBytes < 0)
             throw new ArgumentOutOfRangeException(nameof(CompressionThresholdBytes), CompressionThresholdBytes, "Must be 0 (off) or positive.");
+        if (!Enum.IsDefined(IoBackend))
+            throw new ArgumentOutOfRangeException(nameof(IoBackend), IoBackend, "Must be Auto, Native or Managed.");
         if (WriteTransactionTimeout < TimeSpan.Zero && WriteTransactionTimeout != Timeout.InfiniteTimeSpan)
             throw new ArgumentOutOfRangeException(nameof(WriteTransactionTimeout), WriteTransactionTimeout, "Must be zero or positive, or infinite.");
     }

@@ -5,12 +5,15 @@ using Storage.CrashHost;
 //   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
+//   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back a value;
+//                      print "BACKEND <name>" or "ERROR <code> <message>"
 try
 {
     return args switch
     {
         ["hold", var dir] => Hold(dir),
         ["try-open", var dir] => TryOpen(dir),
+        ["backend", var dir, var io] => Backend(dir, Enum.Parse<IoBackend>(io)),
         [var dir, var seed] => Loop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
         _ => Usage(),
     };
@@ -61,6 +64,29 @@ static int Hold(string dir)
         Console.In.ReadLine();
     }
     Console.Out.WriteLine("CLOSED");
+    Console.Out.Flush();
+    return 0;
+}
+
+static int Backend(string dir, IoBackend io)
+{
+    try
+    {
+        using var env = StorageEnvironment.Open(dir, new StorageOptions { IoBackend = io });
+        using (var tx = env.BeginWrite())
+        {
+            tx.OpenOrCreateTree("t").Put("key"u8, "value"u8);
+            tx.Commit();
+        }
+        env.Checkpoint();
+        using var read = env.BeginRead();
+        if (!read.OpenTree("t").TryGet("key"u8, out var value) || !value.SequenceEqual("value"u8)) throw new InvalidOperationException("value not read back");
+        Console.Out.WriteLine($"BACKEND {env.GetStats().IoBackend}");
+    }
+    catch (StorageException e)
+    {
+        Console.Out.WriteLine($"ERROR {e.ErrorCode} {e.Message}");
+    }
     Console.Out.Flush();
     return 0;
 }

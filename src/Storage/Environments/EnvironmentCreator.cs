@@ -13,7 +13,7 @@ namespace Storage.Environments;
 /// </summary>
 internal static unsafe class EnvironmentCreator
 {
-    public static void Create(string directory, IFaultInjector? faults)
+    public static void Create(string directory, PlatformIo io, IFaultInjector? faults)
     {
         var finalPath = Path.Combine(directory, DataFile.FileName);
         var temporaryPath = finalPath + ".new";
@@ -44,7 +44,7 @@ internal static unsafe class EnvironmentCreator
             FileIo.SyncData(handle, temporaryPath, faults);
         }
 
-        using (var file = DataFile.Open(temporaryPath, faults))
+        using (var file = DataFile.Open(temporaryPath, io, faults))
         {
             var rootHeader = root.ToHeader();
             for (var sequence = 0; sequence < 2; sequence++)

@@ -13,11 +13,15 @@ internal sealed class JournalFile : IDisposable
 
     public const string SpareExtension = ".spare";
 
-    private JournalFile(long number, string path, SafeFileHandle handle, long sizeBytes, bool direct)
+    private readonly SafeFileHandle? _managed;
+    private readonly PalJournalHandle? _native;
+
+    private JournalFile(long number, string path, SafeFileHandle? managed, PalJournalHandle? native, long sizeBytes, bool direct)
     {
         Number = number;
         Path = path;
-        Handle = handle;
+        _managed = managed;
+        _native = native;
         SizeBytes = sizeBytes;
         IsDirect = direct;
     }
@@ -26,8 +30,6 @@ internal sealed class JournalFile : IDisposable
     public long Number { get; private set; }
 
     public string Path { get; private set; }
-
-    public SafeFileHandle Handle { get; }
 
     public long SizeBytes { get; }
 
@@ -47,9 +49,10 @@ internal sealed class JournalFile : IDisposable
     /// Creates the file at its full size and writes zeros through it, then syncs it and its directory,
     /// so that later durable writes change no file metadata (no size change, no unwritten extents).
     /// </summary>
-    public static unsafe JournalFile CreateSpare(string directory, string spareName, long sizeBytes, IFaultInjector? faults)
+    public static unsafe JournalFile CreateSpare(string directory, string spareName, long sizeBytes, PlatformIo io, IFaultInjector? faults)
     {
         var path = System.IO.Path.Combine(directory, spareName + SpareExtension);
+        if (io.IsNative) return CreateSpareNative(directory, path, sizeBytes, faults);
         using (var handle = FileIo.OpenReadWrite(path, create: true))
         {
             FileIo.SetLength(handle, path, sizeBytes);
@@ -63,7 +66,32 @@ internal sealed class JournalFile : IDisposable
             FileIo.SyncData(handle, path, faults);
         }
         FileIo.SyncDirectory(directory, faults);
-        return Open(path, number: -1);
+        return Open(path, number: -1, io);
+    }
+
+    private static JournalFile CreateSpareNative(string directory, string path, long sizeBytes, IFaultInjector? faults)
+    {
+        var handle = Pal.OpenJournal(path, create: true, out var direct);
+        try
+        {
+            try
+            {
+                faults?.BeforeWrite(path, 0, sizeBytes);
+                faults?.BeforeSync(path);
+            }
+            catch (IOException e)
+            {
+                throw FileIo.Translate(e, "write", path);
+            }
+            Pal.JournalPresize(handle, path, sizeBytes);
+            FileIo.SyncDirectory(directory, faults);
+            return new JournalFile(-1, path, null, handle, sizeBytes, direct);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
     }
 
     /// <summary>
@@ -88,10 +116,35 @@ internal sealed class JournalFile : IDisposable
         FileIo.SyncDirectory(directory, faults);
     }
 
-    public static JournalFile Open(string path, long number)
+    public static JournalFile Open(string path, long number, PlatformIo io)
     {
+        var length = new FileInfo(path).Length;
+        if (io.IsNative)
+        {
+            var native = Pal.OpenJournal(path, create: false, out var nativeDirect);
+            return new JournalFile(number, path, null, native, length, nativeDirect);
+        }
         var handle = FileIo.OpenDurable(path, out var direct);
-        return new JournalFile(number, path, handle, RandomAccess.GetLength(handle), direct);
+        return new JournalFile(number, path, handle, null, RandomAccess.GetLength(handle), direct);
+    }
+
+    /// <summary>Writes at <paramref name="offsetBytes"/>, durable when it returns (O_DSYNC or write-through).</summary>
+    public unsafe void Write(byte* data, int lengthBytes, long offsetBytes, IFaultInjector? faults)
+    {
+        if (_native is null)
+        {
+            FileIo.Write(_managed!, Path, new ReadOnlySpan<byte>(data, lengthBytes), offsetBytes, faults);
+            return;
+        }
+        try
+        {
+            faults?.BeforeWrite(Path, offsetBytes, lengthBytes);
+        }
+        catch (IOException e)
+        {
+            throw FileIo.Translate(e, "write", Path);
+        }
+        Pal.JournalWrite(_native, Path, data, lengthBytes, offsetBytes);
     }
 
     public void Delete(IFaultInjector? faults)
@@ -108,5 +161,9 @@ internal sealed class JournalFile : IDisposable
         FileIo.SyncDirectory(System.IO.Path.GetDirectoryName(Path)!, faults);
     }
 
-    public void Dispose() => Handle.Dispose();
+    public void Dispose()
+    {
+        _managed?.Dispose();
+        _native?.Dispose();
+    }
 }

@@ -11,6 +11,7 @@ internal sealed unsafe class JournalWriter : IDisposable
 {
     private readonly string _directory;
     private readonly IFaultInjector? _faults;
+    private readonly PlatformIo _io;
     private readonly long _maxFileSizeBytes;
     private readonly object _lock = new();
     private readonly List<JournalFile> _files = [];
@@ -27,10 +28,11 @@ internal sealed unsafe class JournalWriter : IDisposable
     private long _durableWrites;
     private long _bytesWritten;
 
-    public JournalWriter(string directory, long firstFileNumber, long minFileSizeBytes, long maxFileSizeBytes, IFaultInjector? faults)
+    public JournalWriter(string directory, long firstFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
     {
         _directory = directory;
         _faults = faults;
+        _io = io;
         _nextNumber = firstFileNumber;
         _nextSizeBytes = minFileSizeBytes;
         _maxFileSizeBytes = maxFileSizeBytes;
@@ -48,7 +50,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             {
                 _spareCounter = Math.Max(_spareCounter, counter);
             }
-            if (_spares.Count < MaxSpares && new FileInfo(path).Length >= _nextSizeBytes) _spares.Enqueue(JournalFile.Open(path, number: -1));
+            if (_spares.Count < MaxSpares && new FileInfo(path).Length >= _nextSizeBytes) _spares.Enqueue(JournalFile.Open(path, number: -1, _io));
             else File.Delete(path);
         }
     }
@@ -99,7 +101,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             // One call for any ordinary entry; only values near the 2 GiB limit need more than one.
             var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
-            FileIo.Write(current.Handle, current.Path, new ReadOnlySpan<byte>(entry + done, chunk), start + done, _faults);
+            current.Write(entry + done, chunk, start + done, _faults);
             done += chunk;
         }
         _position = start + lengthBytes;
@@ -136,7 +138,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         if (next is null)
         {
             var size = Math.Max(_nextSizeBytes, Paging.AlignedBuffer.AlignUp(entryBytes));
-            next = JournalFile.CreateSpare(_directory, NextSpareName(), size, _faults);
+            next = JournalFile.CreateSpare(_directory, NextSpareName(), size, _io, _faults);
         }
         // The number is used up even if the rename fails part-way: a retry must not collide with a file of
         // that name that may exist (empty of entries, which recovery skips).
@@ -170,7 +172,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         var size = _nextSizeBytes;
         _preparing = Task.Run(() =>
         {
-            var file = JournalFile.CreateSpare(_directory, name, size, _faults);
+            var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
             lock (_lock)
             {
                 if (_spares.Count < MaxSpares)

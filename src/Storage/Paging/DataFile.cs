@@ -15,21 +15,20 @@ internal sealed unsafe class DataFile : IDisposable
 
     private const long MinGrowthBytes = 1L << 20;
     private const long MaxGrowthBytes = 1L << 30;
-    private const int MaxBuffersPerWrite = 1024; // IOV_MAX on Linux
-    private const long MaxBytesPerWrite = 1L << 30;
 
     private readonly SafeFileHandle _handle;
     private readonly IFaultInjector? _faults;
     private readonly object _growLock = new();
-    private readonly List<ReadOnlyMemory<byte>> _gather = new(MaxBuffersPerWrite);
+    private readonly IDataFileWriter _writer;
     private DataFileMapping _mapping;
     private ulong[] _validated;
 
-    public DataFile(string path, SafeFileHandle handle, IFaultInjector? faults)
+    public DataFile(string path, SafeFileHandle handle, PlatformIo io, IFaultInjector? faults)
     {
         Path = path;
         _handle = handle;
         _faults = faults;
+        Io = io;
         var length = RandomAccess.GetLength(handle);
         if (length < 4 * PageLayout.PageSizeBytes)
         {
@@ -42,17 +41,21 @@ internal sealed unsafe class DataFile : IDisposable
         }
         _mapping = new DataFileMapping(handle, length);
         _validated = new ulong[(_mapping.PageCount + 63) / 64];
+        _writer = io.CreateDataWriter();
     }
+
+    /// <summary>The I/O backend the file is written through.</summary>
+    public PlatformIo Io { get; }
 
     public string Path { get; }
 
     /// <summary>Opens the file; the handle is closed again if it is not a valid data file.</summary>
-    public static DataFile Open(string path, IFaultInjector? faults)
+    public static DataFile Open(string path, PlatformIo io, IFaultInjector? faults)
     {
         var handle = FileIo.OpenReadWrite(path, create: false);
         try
         {
-            return new DataFile(path, handle, faults);
+            return new DataFile(path, handle, io, faults);
         }
         catch
         {
@@ -138,43 +141,13 @@ internal sealed unsafe class DataFile : IDisposable
     public void Write(long offsetBytes, ReadOnlySpan<byte> buffer) => FileIo.Write(_handle, Path, buffer, offsetBytes, _faults);
 
     /// <summary>
-    /// Writes page versions sorted by page number, merging adjacent ones into one vectored write each.
-    /// Stamps each page's checksum first. Returns the number of write calls (runs).
+    /// Writes page versions sorted by page number through the backend, which merges adjacent ones into one
+    /// vectored write each. Stamps each page's checksum first. Returns the number of write calls (runs).
     /// </summary>
     public int WriteSorted(IReadOnlyList<(long PageNumber, ScratchBuffer Buffer)> pages)
     {
-        var runs = 0;
-        var i = 0;
-        while (i < pages.Count)
-        {
-            var (start, first) = pages[i];
-            if (first.SizeBytes > int.MaxValue)
-            {
-                // A run too large for one gather entry is written on its own, in pieces.
-                StampChecksum(first, start);
-                WriteLarge(first, start);
-                i++;
-                runs++;
-                continue;
-            }
-            _gather.Clear();
-            var next = start;
-            long bytes = 0;
-            while (i < pages.Count && pages[i].PageNumber == next && pages[i].Buffer.SizeBytes <= int.MaxValue
-                && _gather.Count < MaxBuffersPerWrite && bytes < MaxBytesPerWrite)
-            {
-                var buffer = pages[i].Buffer;
-                StampChecksum(buffer, next);
-                _gather.Add(buffer.AsMemory());
-                bytes += buffer.SizeBytes;
-                next += buffer.PageCount;
-                i++;
-            }
-            FileIo.WriteGather(_handle, Path, _gather, start * PageLayout.PageSizeBytes, bytes, _faults);
-            runs++;
-        }
-        _gather.Clear();
-        return runs;
+        for (var i = 0; i < pages.Count; i++) StampChecksum(pages[i].Buffer, pages[i].PageNumber);
+        return _writer.Write(_handle, Path, pages, _faults);
     }
 
     private static void StampChecksum(ScratchBuffer buffer, long pageNumber)
@@ -184,24 +157,14 @@ internal sealed unsafe class DataFile : IDisposable
         header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
     }
 
-    private void WriteLarge(ScratchBuffer buffer, long pageNumber)
-    {
-        long done = 0;
-        while (done < buffer.SizeBytes)
-        {
-            var chunk = (int)Math.Min(buffer.SizeBytes - done, MaxBytesPerWrite);
-            Write(pageNumber * PageLayout.PageSizeBytes + done, new ReadOnlySpan<byte>(buffer.Pointer + done, chunk));
-            done += chunk;
-        }
-    }
-
-    public void Sync() => FileIo.SyncData(_handle, Path, _faults);
+    public void Sync() => _writer.Sync(_handle, Path, _faults);
 
     /// <summary>Drops the environment's reference to the map; readers still holding one keep it alive.</summary>
     public void Dispose()
     {
         var mapping = Interlocked.Exchange(ref _mapping, null!);
         mapping?.Release();
+        _writer.Dispose();
         _handle.Dispose();
     }
 }

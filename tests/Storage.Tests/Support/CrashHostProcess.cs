@@ -56,7 +56,10 @@ internal sealed class CrashHostProcess : IDisposable
         throw new FileNotFoundException($"Storage.CrashHost is not built; looked in: {string.Join(", ", candidates)}. Build tests/Storage.CrashHost (the test project references it).");
     }
 
-    public static CrashHostProcess Start(params string[] arguments)
+    public static CrashHostProcess Start(params string[] arguments) => StartFrom(HostDll, null, arguments);
+
+    /// <summary>Runs a copy of the host (for example one without the native library next to it).</summary>
+    public static CrashHostProcess StartFrom(string hostDll, IReadOnlyDictionary<string, string?>? environment, params string[] arguments)
     {
         var info = new ProcessStartInfo(DotnetExecutable)
         {
@@ -65,7 +68,11 @@ internal sealed class CrashHostProcess : IDisposable
             RedirectStandardInput = true,
             UseShellExecute = false,
         };
-        info.ArgumentList.Add(HostDll);
+        if (environment is not null)
+        {
+            foreach (var (name, value) in environment) info.Environment[name] = value;
+        }
+        info.ArgumentList.Add(hostDll);
         foreach (var argument in arguments) info.ArgumentList.Add(argument);
         var process = Process.Start(info) ?? throw new InvalidOperationException("Could not start the crash host.");
         return new CrashHostProcess(process);
