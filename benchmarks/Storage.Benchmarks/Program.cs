@@ -1,10 +1,15 @@
 using Storage.Benchmarks;
 using Storage.Benchmarks.Micro;
 
-// --bdn: BenchmarkDotNet micro-benchmarks; otherwise (or with --workloads) the workload comparison.
+// --bdn: BenchmarkDotNet micro-benchmarks; --flush: the flush benchmark (backends side by side); otherwise (or with --workloads) the workload comparison.
 if (args.Contains("--bdn"))
 {
     return MicroBenchmarks.Run(args.Where(arg => arg != "--bdn").ToArray());
+}
+
+if (args.Contains("--flush"))
+{
+    return Storage.Benchmarks.Flush.FlushBenchmark.Run(args, Console.Out);
 }
 
 var options = RunnerOptions.Parse(args, out var error);

@@ -54,7 +54,7 @@ internal static unsafe class Pal
         {
             ref var slot = ref lowPriority ? ref _lowPriorityWriter : ref _normalPriorityWriter;
             if (slot is not null) return slot;
-            var status = PalNative.WriterOpen(0, lowPriority ? PalNative.WriterLowPriority : 0, out var writer, out var err);
+            var status = PalNative.WriterOpen(1024, lowPriority ? PalNative.WriterLowPriority : 0, out var writer, out var err);
             if (status != PalNative.StatusOk)
             {
                 writer.Dispose();
