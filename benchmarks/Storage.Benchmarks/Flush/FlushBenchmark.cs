@@ -31,7 +31,7 @@ internal static class FlushBenchmark
         if (ring is null) output.WriteLine($"The native ring is not available ({problem}): its rows are left out.");
 
         var report = new StringBuilder();
-        report.AppendLine(CultureInfo.InvariantCulture, $"Flush of dirty pages, then fdatasync; median of {repeat} runs; {Environment.ProcessorCount} cores; files on {directory}.");
+        report.AppendLine(CultureInfo.InvariantCulture, $"Flush of dirty pages, then fdatasync; median of {repeat} runs; {Environment.ProcessorCount} cores; files on the working tree's disk (results/tmp).");
         report.AppendLine();
         report.AppendLine("| case | backend | pages | write calls | writes done | with fdatasync | pages/s | vs per-page |");
         report.AppendLine("|---|---|--:|--:|--:|--:|--:|--:|");
