@@ -46,6 +46,7 @@ internal sealed class WorkloadRunner
         var table = new ResultTable(rows, _options.Engines.Select(engine => engine.Name).ToList());
 
         var available = new List<IEngine>();
+        var unavailable = new List<string>();
         foreach (var engine in _options.Engines)
         {
             var reason = engine.UnavailableReason;
@@ -54,7 +55,8 @@ internal sealed class WorkloadRunner
                 available.Add(engine);
                 continue;
             }
-            foreach (var row in rows) table.SetText(engine.Name, row.Key, reason);
+            foreach (var row in rows) table.SetText(engine.Name, row.Key, "not available");
+            unavailable.Add($"{engine.Name}: {reason}");
             _output.WriteLine($"{engine.Name}: {reason}");
         }
 
@@ -67,7 +69,7 @@ internal sealed class WorkloadRunner
 
         if (!_options.KeepDirectories && _hungEngines.Count == 0) TryDelete(runDirectory);
 
-        var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts));
+        var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts, unavailable), context.Sections);
         _output.WriteLine();
         _output.Write(report);
         // Only a full comparison (every workload, every engine, full counts) replaces the one the README quotes.
@@ -75,6 +77,8 @@ internal sealed class WorkloadRunner
         var latest = Path.Combine(RepositoryPaths.Results(root), complete ? "latest.md" : "latest-partial.md");
         File.WriteAllText(latest, report);
         _output.WriteLine($"Written to {Path.GetRelativePath(root, latest)}");
+        Chart.Write(table, root, Path.ChangeExtension(latest, null), "Workload comparison (higher is better)",
+            $"{DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {(_options.Quick ? "quick counts" : "full counts")}, {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription}", _output);
         return table.HasErrors ? 1 : 0;
     }
 
@@ -122,7 +126,9 @@ internal sealed class WorkloadRunner
                 {
                     table.Set(engine.Name, result);
                     var row = workload.Rows.First(row => row.Key == result.RowKey);
-                    _output.WriteLine($"[{workload.Id} {engine.Name}] {row.Label}: {Format.Rate(result.Throughput)} {row.Unit}");
+                    _output.WriteLine(result.Text is null
+                        ? $"[{workload.Id} {engine.Name}] {row.Label}: {Format.Rate(result.Throughput)} {row.Unit}"
+                        : $"[{workload.Id} {engine.Name}] {row.Label}: {result.Text}");
                 }
                 break;
             case WorkloadSkippedException skipped:
@@ -185,10 +191,16 @@ internal sealed class WorkloadRunner
         ];
     }
 
-    private static List<string> Notes(WorkloadCounts counts) =>
+    private static List<string> Notes(WorkloadCounts counts, List<string> unavailable) =>
     [
         $"Counts: W1 and W2 {Format.Count(counts.Transactions)} transactions x {counts.PutsPerTransaction} puts (16-byte keys, 100-byte values), every commit durable; " +
-        $"W3 {Format.Count(counts.GetsPerThread)} gets per thread of keys W1 wrote.",
+        $"W3 {Format.Count(counts.GetsPerThread)} gets per thread of keys W1 wrote; W4 one scan of them; " +
+        $"W5 {Format.Count(counts.Transactions / 10)} transactions x {counts.PutsPerTransaction * 10} puts; " +
+        $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put; " +
+        $"W7 9 environments x {Format.Count(counts.Transactions / 10)} transactions of 10 puts, one thread each; " +
+        $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets after W1's files are dropped from the page cache.",
+        .. unavailable.Select(line => $"Not available: {line}."),
+        "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
         "Throughput is higher-is-better; a ratio above 1.00x means storage is faster. Write workloads include " +
         "closing the engine (final flush and sync); the clock starts once the engine is open with its tree or table created. " +
         "Each engine first runs a small unmeasured warm-up (JIT). Gets copy the value out, for every engine. " +

@@ -12,6 +12,9 @@ internal interface IEngineInstance : IDisposable
     /// <summary>Begins a snapshot reader; use it on the calling thread only and dispose it there.</summary>
     IEngineReader BeginRead();
 
+    /// <summary>A writer for one thread of a concurrent workload (W6); dispose it before the instance.</summary>
+    IEngineWriter CreateWriter();
+
     /// <summary>Engine-specific figures gathered since open (for example per-commit page counts); read after <see cref="IDisposable.Dispose"/>.</summary>
     IReadOnlyList<Figure> Counters();
 }

@@ -47,6 +47,18 @@ internal sealed unsafe class LmdbEngineInstance : IEngineInstance
         }
     }
 
+    /// <summary>LMDB serialises write transactions itself; the instance keeps no per-write state.</summary>
+    public IEngineWriter CreateWriter() => new Writer(this);
+
+    private sealed class Writer(LmdbEngineInstance instance) : IEngineWriter
+    {
+        public void WriteDurable(KeyValueBatch batch) => instance.WriteDurable(batch);
+
+        public void Dispose()
+        {
+        }
+    }
+
     public void WriteDurable(KeyValueBatch batch)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);

@@ -21,11 +21,13 @@ internal sealed class SqliteEngineInstance : IEngineInstance
     // Bound by reference: the statement reads these arrays at every execution.
     private readonly byte[] _key = new byte[KeyFormat.KeySizeBytes];
     private readonly byte[] _value = new byte[ValueSource.ValueSizeBytes];
+    private readonly string _directory;
     private bool _disposed;
 
     public SqliteEngineInstance(string directory)
     {
         Directory.CreateDirectory(directory);
+        _directory = directory;
         // No pooling, so that Dispose really closes the database (checkpointing the WAL into it).
         _connectionString = new SqliteConnectionStringBuilder
         {
@@ -72,6 +74,16 @@ internal sealed class SqliteEngineInstance : IEngineInstance
             TryRollback();
             throw;
         }
+    }
+
+    /// <summary>A connection of its own with its own prepared statements (a connection is not shared across threads).</summary>
+    public IEngineWriter CreateWriter() => new Writer(new SqliteEngineInstance(_directory));
+
+    private sealed class Writer(SqliteEngineInstance connection) : IEngineWriter
+    {
+        public void WriteDurable(KeyValueBatch batch) => connection.WriteDurable(batch);
+
+        public void Dispose() => connection.Dispose();
     }
 
     public IEngineReader BeginRead()

@@ -16,6 +16,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
     private readonly RunningStatistics _overflowPages = new();
     private readonly RunningStatistics _otherPages = new();
     private readonly RunningStatistics _journalBytes = new();
+    private readonly System.Collections.Concurrent.ConcurrentQueue<FlushStats> _flushLog = new();
     private long _compressedCommits;
     private long _flushes;
     private long _flushedPages;
@@ -60,6 +61,27 @@ internal sealed class StorageEngineInstance : IEngineInstance
 
     public IEngineReader BeginRead() => new StorageEngineReader(_environment);
 
+    public IEngineWriter CreateWriter() => new Writer(_environment);
+
+    /// <summary>Every flush to the data file since open, in order (W8's table).</summary>
+    public IReadOnlyList<FlushStats> FlushLog => [.. _flushLog];
+
+    /// <summary>Commits without the per-commit figures (those are gathered on one thread only).</summary>
+    private sealed class Writer(StorageEnvironment environment) : IEngineWriter
+    {
+        public void WriteDurable(KeyValueBatch batch)
+        {
+            using var tx = environment.BeginWrite();
+            var tree = tx.OpenTree(TreeName);
+            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            tx.Commit();
+        }
+
+        public void Dispose()
+        {
+        }
+    }
+
     public IReadOnlyList<Figure> Counters()
     {
         var figures = new List<Figure>();
@@ -93,6 +115,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
     // Runs on the flusher's thread.
     private void RecordFlush(FlushStats flush)
     {
+        _flushLog.Enqueue(flush);
         Interlocked.Increment(ref _flushes);
         Interlocked.Add(ref _flushedPages, flush.PagesWritten);
         Interlocked.Add(ref _flushRuns, flush.Runs);

@@ -10,7 +10,7 @@ internal static class MarkdownReport
 {
     public const string ReferenceEngine = "storage";
 
-    public static string Render(ResultTable table, IReadOnlyList<string> preamble, IReadOnlyList<string> notes)
+    public static string Render(ResultTable table, IReadOnlyList<string> preamble, IReadOnlyList<string> notes, IReadOnlyList<(string Title, string Markdown)> sections)
     {
         var text = new StringBuilder();
         text.AppendLine("# Workload comparison").AppendLine();
@@ -20,6 +20,11 @@ internal static class MarkdownReport
         text.AppendLine();
         foreach (var line in notes) text.AppendLine(line);
         text.AppendLine();
+        foreach (var (title, markdown) in sections)
+        {
+            text.AppendLine($"## {title}").AppendLine();
+            text.AppendLine(markdown.TrimEnd()).AppendLine();
+        }
         text.AppendLine("## Details").AppendLine();
         foreach (var engine in table.Engines) AppendDetails(text, table, engine);
         if (table.Errors.Count > 0)

@@ -26,7 +26,7 @@ internal sealed class ResultTable
 
     public void Set(string engine, RowResult result)
     {
-        _cells[(result.RowKey, engine)] = new Cell(result.Throughput, null);
+        _cells[(result.RowKey, engine)] = result.Text is null ? new Cell(result.Throughput, null) : new Cell(null, result.Text);
         _details[(result.RowKey, engine)] = result.Figures;
     }
 

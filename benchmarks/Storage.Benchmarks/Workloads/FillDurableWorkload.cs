@@ -20,6 +20,9 @@ internal abstract class FillDurableWorkload : IWorkload
         Rows = [new WorkloadRow(id, $"{id} {name}", "tx/s")];
     }
 
+    /// <summary>The transactions and puts this workload runs (W5 has its own).</summary>
+    protected virtual WorkloadCounts CountsFor(WorkloadCounts run) => run;
+
     public string Id { get; }
 
     public string Name { get; }
@@ -33,7 +36,7 @@ internal abstract class FillDurableWorkload : IWorkload
         double seconds;
         try
         {
-            figures = Fill(engine, directory, context.Counts, CreateKeySource(), out seconds);
+            figures = Fill(engine, directory, CountsFor(context.Counts), CreateKeySource(), out seconds);
         }
         catch
         {
@@ -41,7 +44,7 @@ internal abstract class FillDurableWorkload : IWorkload
             throw;
         }
         Filled(engine, directory, context);
-        return [new RowResult(Id, context.Counts.Transactions / seconds, figures)];
+        return [new RowResult(Id, CountsFor(context.Counts).Transactions / seconds, figures)];
     }
 
     protected abstract IKeySource CreateKeySource();
@@ -55,7 +58,7 @@ internal abstract class FillDurableWorkload : IWorkload
     }
 
     /// <summary>Runs the fill and returns its figures; also used by W3 to prepare when W1 was not selected.</summary>
-    public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds)
+    public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds, Action<IEngineInstance>? afterDispose = null)
     {
         var batch = new KeyValueBatch(counts.PutsPerTransaction);
         var values = new ValueSource();
@@ -93,6 +96,7 @@ internal abstract class FillDurableWorkload : IWorkload
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
         };
         figures.AddRange(instance.Counters());
+        afterDispose?.Invoke(instance);
         return figures;
     }
 

@@ -28,7 +28,7 @@ internal sealed class ReadRandom : IWorkload
 
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
-        var directory = context.FilledDirectory(engine) ?? Prepare(engine, context);
+        var directory = FilledDirectory(engine, context, Id);
         using var instance = engine.Open(directory);
         return
         [
@@ -37,11 +37,13 @@ internal sealed class ReadRandom : IWorkload
         ];
     }
 
-    private static string Prepare(IEngine engine, RunContext context)
+    /// <summary>W1's directory for the engine; filled as W1 does (not reported) when W1 was not selected.</summary>
+    public static string FilledDirectory(IEngine engine, RunContext context, string workloadId)
     {
+        if (context.FilledDirectory(engine) is { } filled) return filled;
         if (context.FillFailed(engine)) throw new WorkloadSkippedException("W1 failed");
-        context.Progress.WriteLine($"  [W3 {engine.Name}] W1 was not selected: filling as W1 does first (not reported)");
-        var directory = context.FreshDirectory(engine, "W1-for-W3");
+        context.Progress.WriteLine($"  [{workloadId} {engine.Name}] W1 was not selected: filling as W1 does first (not reported)");
+        var directory = context.FreshDirectory(engine, $"W1-for-{workloadId}");
         FillDurableWorkload.Fill(engine, directory, context.Counts, new RandomKeySource(), out _);
         context.RecordFilled(engine, directory);
         return directory;

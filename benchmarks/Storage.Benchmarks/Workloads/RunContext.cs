@@ -8,7 +8,22 @@ internal sealed class RunContext
     private readonly Dictionary<string, string> _filledDirectories = [];
     private readonly HashSet<string> _failedFills = [];
     private readonly Lock _lock = new();
+    private readonly List<(string Title, string Markdown)> _sections = [];
     private int _directories;
+
+    /// <summary>Extra report sections (W8's flush table), in the order they were added.</summary>
+    public IReadOnlyList<(string Title, string Markdown)> Sections
+    {
+        get
+        {
+            lock (_lock) return [.. _sections];
+        }
+    }
+
+    public void AddSection(string title, string markdown)
+    {
+        lock (_lock) _sections.Add((title, markdown));
+    }
 
     public RunContext(WorkloadCounts counts, string runDirectory, bool keepDirectories, TextWriter progress)
     {

@@ -1,6 +1,6 @@
 namespace Storage.Benchmarks.Workloads;
 
-/// <summary>The workloads the runner implements so far, in run order (W3 reads what W1 wrote).</summary>
+/// <summary>The workloads of WORKLOADS.md, in run order (W3, W4 and W9 read what W1 wrote).</summary>
 internal static class WorkloadCatalog
 {
     public static IReadOnlyList<IWorkload> All { get; } =
@@ -8,6 +8,12 @@ internal static class WorkloadCatalog
         new FillRandomDurable(),
         new FillSeqDurable(),
         new ReadRandom(),
+        new ReadSeq(),
+        new FillRandBatchDurable(),
+        new ConcurrentCommits(),
+        new GroupJournals(),
+        new SeeksOverTime(),
+        new ColdMultiget(),
     ];
 
     public static IWorkload? Find(string id) =>

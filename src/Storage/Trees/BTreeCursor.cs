@@ -222,7 +222,8 @@ internal sealed unsafe class BTreeCursor
         _index = index;
     }
 
-    private TreePage CurrentLeaf() => TreePage.Open(_leaf, _leafPageNumber);
+    // Opened (and checked) in SetLeaf; the tree version is checked before every use after a change.
+    private TreePage CurrentLeaf() => TreePage.Reopen(_leaf, _leafPageNumber);
 
     /// <summary>Commits the position: saves the current key and the version it belongs to.</summary>
     private bool Positioned()

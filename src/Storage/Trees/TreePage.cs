@@ -44,6 +44,12 @@ internal readonly unsafe ref partial struct TreePage
     public int ContiguousFreeBytes => Header->Upper - Header->Lower;
 
     /// <summary>Checks the header of a leaf or branch page that should be page <paramref name="pageNumber"/>.</summary>
+    /// <summary>
+    /// A page <see cref="Open"/> accepted before and that cannot have changed since (a cursor's leaf, whose
+    /// tree version it checks): skips the header checks.
+    /// </summary>
+    public static TreePage Reopen(byte* page, long pageNumber) => new(page, pageNumber);
+
     public static TreePage Open(byte* page, long pageNumber)
     {
         var header = (PageHeader*)page;

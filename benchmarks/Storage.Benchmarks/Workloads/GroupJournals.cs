@@ -1,0 +1,100 @@
+using System.Diagnostics;
+using System.Runtime.ExceptionServices;
+using Storage.Benchmarks.Engines;
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Measurement;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Workloads;
+
+/// <summary>
+/// W7 group-journals: a root environment and 8 branch environments, 9 threads (one per environment), each
+/// 1,000 transactions of 10 random puts, durable. With shared journals off, every environment commits to
+/// its own journal; the "on" mode needs environment groups with shared journals, which do not exist yet,
+/// and the other engines have no such mode.
+/// </summary>
+internal sealed class GroupJournals : IWorkload
+{
+    private const int Environments = 9;
+    private const int PutsPerTransaction = 10;
+    private const string OnKey = "W7/on";
+    private const string OffKey = "W7/off";
+
+    public string Id => "W7";
+
+    public string Name => "group-journals";
+
+    public IReadOnlyList<WorkloadRow> Rows { get; } =
+    [
+        new(OnKey, "W7 group-journals, shared journals on", "tx/s"),
+        new(OffKey, "W7 group-journals, shared journals off", "tx/s"),
+    ];
+
+    public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
+    {
+        var on = engine is StorageEngine
+            ? RowResult.Note(OnKey, "not implemented")
+            : RowResult.Note(OnKey, "n/a: no shared journals");
+        return [on, RunSeparate(engine, context)];
+    }
+
+    private RowResult RunSeparate(IEngine engine, RunContext context)
+    {
+        var perThread = context.Counts.Transactions / 10; // 1,000 (100 with --quick)
+        var directories = Enumerable.Range(0, Environments).Select(_ => context.FreshDirectory(engine, Id)).ToArray();
+        var instances = new List<IEngineInstance>();
+        var failures = new Exception?[Environments];
+        long? writtenBefore;
+        var clock = new Stopwatch();
+        try
+        {
+            foreach (var directory in directories) instances.Add(engine.Open(directory));
+            using var go = new ManualResetEventSlim();
+            var workers = instances.Select((instance, e) => new Thread(() =>
+            {
+                try
+                {
+                    var keys = new RandomKeySource();
+                    keys.Skip((long)e * perThread * PutsPerTransaction);
+                    var values = new ValueSource();
+                    var batch = new KeyValueBatch(PutsPerTransaction);
+                    go.Wait();
+                    for (var i = 0; i < perThread; i++)
+                    {
+                        batch.Fill(keys, values, PutsPerTransaction);
+                        instance.WriteDurable(batch);
+                    }
+                }
+                catch (Exception failure)
+                {
+                    failures[e] = failure;
+                }
+            }) { IsBackground = true, Name = $"W7-{e}" }).ToList();
+            workers.ForEach(worker => worker.Start());
+            writtenBefore = DeviceIo.WriteBytes();
+            clock.Start();
+            go.Set();
+            workers.ForEach(worker => worker.Join());
+        }
+        finally
+        {
+            foreach (var instance in instances) instance.Dispose();
+        }
+        clock.Stop();
+        var writtenAfter = DeviceIo.WriteBytes();
+        if (failures.FirstOrDefault(failure => failure is not null) is { } failed) ExceptionDispatchInfo.Capture(failed).Throw();
+        foreach (var directory in directories) context.Discard(directory);
+        var transactions = (long)Environments * perThread;
+        var seconds = clock.Elapsed.TotalSeconds;
+        var figures = new List<Figure>
+        {
+            new("seconds", Format.Seconds(seconds)),
+            new("transactions (9 environments)", Format.Count(transactions)),
+            new("tx/s", Format.Rate(transactions / seconds)),
+            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
+        };
+        // The engine's own figures of the root environment (the others are alike).
+        figures.AddRange(instances[0].Counters().Select(figure => figure with { Label = "root: " + figure.Label }));
+        return new RowResult(OffKey, transactions / seconds, figures);
+    }
+}

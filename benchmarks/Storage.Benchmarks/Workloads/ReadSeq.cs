@@ -1,0 +1,38 @@
+using System.Diagnostics;
+using Storage.Benchmarks.Engines;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Workloads;
+
+/// <summary>W4 readseq: after W1, one cursor scan over all entries in key order, copying each value out.</summary>
+internal sealed class ReadSeq : IWorkload
+{
+    public string Id => "W4";
+
+    public string Name => "readseq";
+
+    public IReadOnlyList<WorkloadRow> Rows { get; } = [new("W4", "W4 readseq", "entries/s")];
+
+    public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
+    {
+        var directory = ReadRandom.FilledDirectory(engine, context, Id);
+        using var instance = engine.Open(directory);
+        using var reader = instance.BeginRead();
+        var clock = Stopwatch.StartNew();
+        var entries = reader.Scan();
+        var seconds = clock.Elapsed.TotalSeconds;
+        if (entries != context.Counts.FilledKeys)
+        {
+            throw new WorkloadCheckException($"The scan found {entries:N0} entries; W1 wrote {context.Counts.FilledKeys:N0}.");
+        }
+        return
+        [
+            new RowResult(Id, entries / seconds,
+            [
+                new("seconds", Format.Seconds(seconds)),
+                new("entries", Format.Count(entries)),
+                new("entries/s", Format.Rate(entries / seconds)),
+            ]),
+        ];
+    }
+}
