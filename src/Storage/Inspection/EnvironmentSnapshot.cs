@@ -1,0 +1,423 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Storage.Allocation;
+using Storage.Environments;
+using Storage.Journal;
+using Storage.Paging;
+using Storage.Trees;
+
+namespace Storage.Inspection;
+
+/// <summary>What one of the two header slots holds.</summary>
+internal sealed record HeaderSlot(int Slot, FileHeader? Header, string? Problem)
+{
+    public bool IsValid => Header is not null;
+}
+
+/// <summary>
+/// A read-only view of the last committed state of an environment, built without the environment's lock:
+/// the better valid header slot of the data file, with the journal entries after its last synced transaction
+/// applied in memory (the same replay rules as <see cref="Recovery"/>, but nothing is written). Works on a
+/// directory another process has open; what that process writes meanwhile may or may not be seen.
+/// </summary>
+/// <remarks>
+/// Pages are read through <see cref="RandomAccess"/> (never a mapping), and every page number is checked
+/// against the file length first, so a damaged or truncated file gives problems, not faults. Pages the
+/// journal changed are held in memory; their checksum fields are not meaningful until the flusher
+/// writes them, so <see cref="IsFromJournal"/> tells checkers to skip them.
+/// </remarks>
+internal sealed class EnvironmentSnapshot : IDisposable
+{
+    private readonly SafeFileHandle _handle;
+    private readonly Dictionary<long, byte[]> _journalPages = [];
+    private readonly List<InspectionProblem> _problems = [];
+
+    private EnvironmentSnapshot(string directory, string dataPath, SafeFileHandle handle)
+    {
+        DirectoryPath = directory;
+        DataPath = dataPath;
+        _handle = handle;
+        FileLengthBytes = RandomAccess.GetLength(handle);
+        JournalDirectory = System.IO.Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
+    }
+
+    public string DirectoryPath { get; }
+
+    public string DataPath { get; }
+
+    public string JournalDirectory { get; }
+
+    public long FileLengthBytes { get; }
+
+    /// <summary>Whole pages in the data file.</summary>
+    public long FilePageCount => FileLengthBytes / PageLayout.PageSizeBytes;
+
+    public IReadOnlyList<HeaderSlot> Slots { get; private set; } = [];
+
+    /// <summary>The slot the state was built from.</summary>
+    public int ChosenSlot { get; private set; }
+
+    /// <summary>The header the state was built from.</summary>
+    public FileHeader Header { get; private set; }
+
+    /// <summary>The last committed transaction (after the journal).</summary>
+    public long TransactionId { get; private set; }
+
+    public long NextPageNumber { get; private set; }
+
+    /// <summary>The root tree (tree names) of the last committed state.</summary>
+    public TreeHeader RootTree { get; private set; }
+
+    public int JournalEntriesApplied { get; private set; }
+
+    /// <summary>Pages whose current version came from the journal (not yet in the data file).</summary>
+    public int JournalPageCount => _journalPages.Count;
+
+    /// <summary>What was found while building the snapshot (header slots, journal, file length).</summary>
+    public IReadOnlyList<InspectionProblem> Problems => _problems;
+
+    /// <summary>
+    /// Opens the environment in <paramref name="directory"/> read-only. Throws <see cref="InspectionException"/>
+    /// (one line) when there is nothing to inspect: no directory, no data file, or no valid header.
+    /// </summary>
+    public static EnvironmentSnapshot Open(string directory)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(directory);
+        directory = System.IO.Path.GetFullPath(directory);
+        if (!Directory.Exists(directory)) throw new InspectionException($"no environment directory at {directory}");
+        var dataPath = System.IO.Path.Combine(directory, DataFile.FileName);
+        if (!File.Exists(dataPath)) throw new InspectionException($"no data file at {dataPath}");
+        SafeFileHandle handle;
+        try
+        {
+            handle = File.OpenHandle(dataPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InspectionException($"cannot open {dataPath}: {e.Message}", e);
+        }
+        var snapshot = new EnvironmentSnapshot(directory, dataPath, handle);
+        try
+        {
+            snapshot.Load();
+            return snapshot;
+        }
+        catch
+        {
+            snapshot.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Reads both header slots of a data file without building a snapshot.</summary>
+    public static IReadOnlyList<HeaderSlot> ReadSlots(SafeFileHandle handle)
+    {
+        var page = new byte[PageLayout.PageSizeBytes];
+        var slots = new HeaderSlot[2];
+        for (var slot = 0; slot < 2; slot++)
+        {
+            Array.Clear(page);
+            var read = ReadFully(handle, page, slot * (long)PageLayout.PageSizeBytes);
+            var header = FileHeaderIo.TryParse(page.AsSpan(0, read), slot, out var problem);
+            slots[slot] = new HeaderSlot(slot, header, problem);
+        }
+        return slots;
+    }
+
+    private void Load()
+    {
+        if (FileLengthBytes % PageLayout.PageSizeBytes != 0)
+        {
+            Report(ProblemSeverity.Error, "file-length", $"the data file is {FileLengthBytes} bytes, not a whole number of {PageLayout.PageSizeBytes}-byte pages",
+                DataPath, FilePageCount, FileLengthBytes);
+        }
+        Slots = ReadSlots(_handle);
+        var first = Slots[0].Header;
+        var second = Slots[1].Header;
+        if (first is null && second is null)
+        {
+            throw new InspectionException($"neither file header is valid (slot 0: {Slots[0].Problem}; slot 1: {Slots[1].Problem})");
+        }
+        foreach (var slot in Slots)
+        {
+            if (!slot.IsValid)
+            {
+                Report(ProblemSeverity.Warning, "header", $"header slot {slot.Slot} is invalid ({slot.Problem}); the other slot is used",
+                    DataPath, slot.Slot, slot.Slot * (long)PageLayout.PageSizeBytes);
+            }
+        }
+        ChosenSlot = first is null ? 1 : second is null ? 0 : first.Value.Sequence >= second.Value.Sequence ? 0 : 1;
+        var header = Slots[ChosenSlot].Header!.Value;
+        Header = header;
+        if (header.FormatVersion != FileHeader.CurrentFormatVersion || header.PageSizeBytes != PageLayout.PageSizeBytes)
+        {
+            throw new InspectionException($"the data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this tool reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages");
+        }
+        if (header.NextPageNumber < FreeSpaceLayout.FirstUsablePage(0) + 1 || header.RootTree.RootPage < 2 || header.RootTree.RootPage >= header.NextPageNumber
+            || header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0)
+        {
+            throw new InspectionException($"header slot {ChosenSlot} describes an impossible environment (next page {header.NextPageNumber}, root page {header.RootTree.RootPage})");
+        }
+        TransactionId = header.LastSyncedTransactionId;
+        NextPageNumber = header.NextPageNumber;
+        RootTree = header.RootTree;
+        ReplayJournal(header);
+        if (header.NextPageNumber > FilePageCount)
+        {
+            Report(ProblemSeverity.Error, "truncated", $"the data file holds {FilePageCount} pages but the synced header says {header.NextPageNumber} are in use: it was truncated",
+                DataPath, FilePageCount, FilePageCount * PageLayout.PageSizeBytes);
+        }
+    }
+
+    private void Report(ProblemSeverity severity, string kind, string message, string? file = null, long page = -1, long offset = -1) =>
+        _problems.Add(new InspectionProblem(severity, kind, message, file, page, null, offset));
+
+    /// <summary>Applies the journal after the header's last synced transaction, like recovery, but in memory.</summary>
+    private void ReplayJournal(in FileHeader header)
+    {
+        IReadOnlyList<(long Number, string Path)> files;
+        try
+        {
+            files = JournalEntryReader.ListFiles(JournalDirectory);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            Report(ProblemSeverity.Error, "journal", $"cannot list the journal directory: {e.Message}", JournalDirectory);
+            return;
+        }
+        (string Path, long Offset)? stop = null;
+        try
+        {
+            for (var i = 0; i < files.Count && stop is null; i++)
+            {
+                var (number, path) = files[i];
+                if (number < header.JournalFileNumber) continue;
+                using var reader = new JournalEntryReader(path, number);
+                var offset = number == header.JournalFileNumber ? header.JournalOffsetBytes : 0;
+                while (reader.TryRead(offset, header.EnvironmentId, out var entry, out var payload, out var size) && entry.TransactionId == TransactionId + 1)
+                {
+                    if (!Apply(entry, payload, path, offset))
+                    {
+                        return;
+                    }
+                    offset += size;
+                }
+                var nextStartsRight = i + 1 < files.Count && StartsWith(files[i + 1], header.EnvironmentId, TransactionId + 1);
+                if (!nextStartsRight) stop = (path, offset);
+            }
+            if (stop is { } s) CheckNothingValidFollows(files, header.EnvironmentId, s.Path, s.Offset);
+        }
+        catch (StorageException e)
+        {
+            Report(ProblemSeverity.Error, "journal", e.Message, e.Path, -1, (e as StorageCorruptedException)?.OffsetBytes ?? -1);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            Report(ProblemSeverity.Error, "journal", $"cannot read the journal: {e.Message}", JournalDirectory);
+        }
+    }
+
+    private static bool StartsWith((long Number, string Path) file, ulong environmentId, long transactionId)
+    {
+        using var reader = new JournalEntryReader(file.Path, file.Number);
+        return reader.TryRead(0, environmentId, out var entry, out _, out _) && entry.TransactionId == transactionId;
+    }
+
+    private void CheckNothingValidFollows(IReadOnlyList<(long Number, string Path)> files, ulong environmentId, string stopPath, long stopOffset)
+    {
+        var after = false;
+        foreach (var (number, path) in files)
+        {
+            var from = 0L;
+            if (path == stopPath)
+            {
+                after = true;
+                from = stopOffset;
+            }
+            else if (!after)
+            {
+                continue;
+            }
+            using var reader = new JournalEntryReader(path, number);
+            if (reader.HasLaterValidEntry(from, environmentId, TransactionId))
+            {
+                Report(ProblemSeverity.Error, "journal",
+                    $"the journal entry after transaction {TransactionId} is damaged, and valid later entries follow it (the engine would refuse to open)",
+                    stopPath, -1, stopOffset);
+                return;
+            }
+        }
+    }
+
+    /// <summary>Applies one entry; false (with a problem reported) when its records are impossible.</summary>
+    private bool Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset)
+    {
+        // Records are applied to copies first, so an impossible entry leaves the snapshot at the previous transaction.
+        var staged = new Dictionary<long, byte[]>();
+        var position = 0;
+        for (var r = 0; r < entry.RecordCount; r++)
+        {
+            if (position + JournalRecordHeader.SizeBytes > payload.Length) return BadRecord(path, entryOffset, -1, "the record headers run past the payload");
+            var record = Unsafe.ReadUnaligned<JournalRecordHeader>(ref MemoryMarshal.GetReference(payload[position..]));
+            position += JournalRecordHeader.SizeBytes;
+            var runBytes = (long)record.PageCount * PageLayout.PageSizeBytes;
+            if (record.PageNumber < 2 || record.PageCount < 1 || record.PageNumber + record.PageCount > entry.NextPageNumber
+                || record.DataSizeBytes < 0 || record.DataSizeBytes > payload.Length - position || record.DataSizeBytes > runBytes)
+            {
+                return BadRecord(path, entryOffset, record.PageNumber, "a page record lies outside the file or the payload");
+            }
+            var data = payload.Slice(position, (int)record.DataSizeBytes);
+            position += (int)record.DataSizeBytes;
+            switch (record.Kind)
+            {
+                case JournalRecordKind.Diff when record.PageCount == 1:
+                    if (!ApplyDiff(StagedPage(staged, record.PageNumber, fromZero: false), data)) return BadRecord(path, entryOffset, record.PageNumber, "a page diff does not fit the page");
+                    break;
+                case JournalRecordKind.DiffFromZero when record.PageCount == 1:
+                    if (!ApplyDiff(StagedPage(staged, record.PageNumber, fromZero: true), data)) return BadRecord(path, entryOffset, record.PageNumber, "a page diff does not fit the page");
+                    break;
+                case JournalRecordKind.Full:
+                    for (var p = 0; p < record.PageCount; p++)
+                    {
+                        var page = StagedPage(staged, record.PageNumber + p, fromZero: true);
+                        var start = (long)p * PageLayout.PageSizeBytes;
+                        if (start < data.Length)
+                        {
+                            var slice = data.Slice((int)start, (int)Math.Min(PageLayout.PageSizeBytes, data.Length - start));
+                            slice.CopyTo(page);
+                        }
+                    }
+                    break;
+                default:
+                    return BadRecord(path, entryOffset, record.PageNumber, $"a page record has the unknown kind {(int)record.Kind}");
+            }
+        }
+        if (position != payload.Length) return BadRecord(path, entryOffset, -1, "the payload holds bytes after its last record");
+        foreach (var (number, page) in staged) _journalPages[number] = page;
+        TransactionId = entry.TransactionId;
+        NextPageNumber = entry.NextPageNumber;
+        RootTree = entry.RootTree;
+        JournalEntriesApplied++;
+        return true;
+    }
+
+    private byte[] StagedPage(Dictionary<long, byte[]> staged, long pageNumber, bool fromZero)
+    {
+        if (fromZero)
+        {
+            var fresh = new byte[PageLayout.PageSizeBytes];
+            staged[pageNumber] = fresh;
+            return fresh;
+        }
+        if (staged.TryGetValue(pageNumber, out var page)) return page;
+        page = new byte[PageLayout.PageSizeBytes];
+        if (_journalPages.TryGetValue(pageNumber, out var current))
+        {
+            current.CopyTo(page, 0);
+        }
+        else if ((pageNumber + 1) * PageLayout.PageSizeBytes <= FileLengthBytes)
+        {
+            ReadFully(_handle, page, pageNumber * PageLayout.PageSizeBytes);
+        }
+        staged[pageNumber] = page;
+        return page;
+    }
+
+    private static bool ApplyDiff(Span<byte> page, ReadOnlySpan<byte> diff)
+    {
+        var i = 0;
+        while (i < diff.Length)
+        {
+            if (i + PageDiff.RunHeaderSizeBytes > diff.Length) return false;
+            int at = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(diff[i..]);
+            int length = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(diff[(i + 2)..]);
+            i += PageDiff.RunHeaderSizeBytes;
+            if (length == 0 || at + length > PageLayout.PageSizeBytes || i + length > diff.Length) return false;
+            diff.Slice(i, length).CopyTo(page[at..]);
+            i += length;
+        }
+        return true;
+    }
+
+    private bool BadRecord(string path, long entryOffset, long pageNumber, string what)
+    {
+        Report(ProblemSeverity.Error, "journal",
+            $"the entry of transaction {TransactionId + 1} has a valid checksum but is impossible ({what}); the snapshot stops at transaction {TransactionId}",
+            path, pageNumber, entryOffset);
+        return false;
+    }
+
+    /// <summary>Whether the page's current version came from the journal (its checksum field is not meaningful).</summary>
+    public bool IsFromJournal(long pageNumber) => _journalPages.ContainsKey(pageNumber);
+
+    /// <summary>
+    /// Reads page <paramref name="pageNumber"/> as of the snapshot into <paramref name="destination"/> (one page).
+    /// False, with the reason, when the page is not in the file.
+    /// </summary>
+    public bool TryReadPage(long pageNumber, Span<byte> destination, out string? problem)
+    {
+        if (destination.Length < PageLayout.PageSizeBytes) throw new ArgumentException("The buffer must hold a page.", nameof(destination));
+        if (pageNumber < 0)
+        {
+            problem = $"page number {pageNumber} is negative";
+            return false;
+        }
+        if (_journalPages.TryGetValue(pageNumber, out var image))
+        {
+            image.CopyTo(destination);
+            problem = null;
+            return true;
+        }
+        if (pageNumber >= FilePageCount)
+        {
+            if (pageNumber < NextPageNumber && Header.NextPageNumber <= FilePageCount)
+            {
+                // The file grows when the flusher writes; a page a live writer allocated since is only in the journal.
+                destination[..PageLayout.PageSizeBytes].Clear();
+                problem = null;
+                return true;
+            }
+            problem = $"page {pageNumber} is past the end of the data file ({FilePageCount} pages)";
+            return false;
+        }
+        try
+        {
+            var read = ReadFully(_handle, destination[..PageLayout.PageSizeBytes], pageNumber * PageLayout.PageSizeBytes);
+            if (read < PageLayout.PageSizeBytes)
+            {
+                problem = $"page {pageNumber} could be read only in part ({read} bytes): the file shrank";
+                return false;
+            }
+        }
+        catch (IOException e)
+        {
+            problem = $"page {pageNumber} could not be read: {e.Message}";
+            return false;
+        }
+        problem = null;
+        return true;
+    }
+
+    /// <summary>Reads a page into a new array; throws <see cref="InspectionException"/> when it is not in the file.</summary>
+    public byte[] ReadPage(long pageNumber)
+    {
+        var page = new byte[PageLayout.PageSizeBytes];
+        if (!TryReadPage(pageNumber, page, out var problem)) throw new InspectionException(problem!);
+        return page;
+    }
+
+    private static int ReadFully(SafeFileHandle handle, Span<byte> buffer, long offset)
+    {
+        var total = 0;
+        while (total < buffer.Length)
+        {
+            var read = RandomAccess.Read(handle, buffer[total..], offset + total);
+            if (read == 0) break;
+            total += read;
+        }
+        return total;
+    }
+
+    public void Dispose() => _handle.Dispose();
+}

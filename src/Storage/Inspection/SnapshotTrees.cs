@@ -1,0 +1,109 @@
+using System.Runtime.InteropServices;
+using System.Text;
+using Storage.Paging;
+using Storage.Trees;
+
+namespace Storage.Inspection;
+
+/// <summary>A named tree of a snapshot and its persisted header.</summary>
+internal sealed record NamedTree(string Name, TreeHeader Header);
+
+/// <summary>
+/// Reads trees of an <see cref="EnvironmentSnapshot"/> in key order (dump, compacting copy). Damage throws
+/// <see cref="InspectionException"/> naming the page; run <see cref="EnvironmentChecker"/> for the full story.
+/// </summary>
+internal static unsafe class SnapshotTrees
+{
+    /// <summary>Called once per entry in key order; the spans are valid during the call only.</summary>
+    public delegate void EntryVisitor(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value);
+
+    /// <summary>The named trees, in the order of their UTF-8 names.</summary>
+    public static List<NamedTree> ListTrees(EnvironmentSnapshot snapshot)
+    {
+        ArgumentNullException.ThrowIfNull(snapshot);
+        var trees = new List<NamedTree>();
+        ForEachEntry(snapshot, snapshot.RootTree, (key, value) =>
+        {
+            if (value.Length != TreeHeader.SizeBytes) throw new InspectionException($"the root tree entry {Hex.Preview(key)} is not a tree header ({value.Length} bytes)");
+            trees.Add(new NamedTree(Encoding.UTF8.GetString(key), MemoryMarshal.Read<TreeHeader>(value)));
+        });
+        return trees;
+    }
+
+    /// <summary>Visits every entry of the tree in key order, resolving overflow values.</summary>
+    public static void ForEachEntry(EnvironmentSnapshot snapshot, in TreeHeader tree, EntryVisitor visitor)
+    {
+        ArgumentNullException.ThrowIfNull(snapshot);
+        ArgumentNullException.ThrowIfNull(visitor);
+        var buffers = new byte[TreeNodeLayout.MaxTreeDepth][];
+        Visit(snapshot, tree.RootPage, 0, buffers, visitor);
+    }
+
+    private static void Visit(EnvironmentSnapshot snapshot, long pageNumber, int level, byte[][] buffers, EntryVisitor visitor)
+    {
+        if (level >= TreeNodeLayout.MaxTreeDepth) throw new InspectionException($"page {pageNumber}: the tree is deeper than {TreeNodeLayout.MaxTreeDepth} levels (a cycle)");
+        if (pageNumber < TreeNodeLayout.FirstTreePageNumber || pageNumber >= snapshot.NextPageNumber)
+        {
+            throw new InspectionException($"a tree refers to page {pageNumber}, outside the pages in use");
+        }
+        var buffer = buffers[level] ??= new byte[PageLayout.PageSizeBytes];
+        if (!snapshot.TryReadPage(pageNumber, buffer, out var problem)) throw new InspectionException(problem!);
+        fixed (byte* p = buffer)
+        {
+            try
+            {
+                var page = TreePage.Open(p, pageNumber);
+                var count = page.Count;
+                for (var i = 0; i < count; i++)
+                {
+                    if (page.IsLeaf)
+                    {
+                        var value = page.GetValue(i);
+                        if (value.IsOverflow)
+                        {
+                            visitor(page.GetKey(i), ReadOverflow(snapshot, value.OverflowPage));
+                        }
+                        else
+                        {
+                            visitor(page.GetKey(i), value.Inline);
+                        }
+                    }
+                    else
+                    {
+                        Visit(snapshot, page.GetChild(i), level + 1, buffers, visitor);
+                    }
+                }
+            }
+            catch (StorageCorruptedException e)
+            {
+                throw new InspectionException($"page {pageNumber}: {e.Message}", e);
+            }
+        }
+    }
+
+    /// <summary>The value bytes of an overflow run.</summary>
+    public static byte[] ReadOverflow(EnvironmentSnapshot snapshot, long firstPage)
+    {
+        ArgumentNullException.ThrowIfNull(snapshot);
+        var first = snapshot.ReadPage(firstPage);
+        var header = MemoryMarshal.Read<PageHeader>(first);
+        if (header.PageNumber != firstPage || (header.Flags & PageFlags.TypeMask) != PageFlags.Overflow || header.OverflowSizeBytes <= TreeLimits.MaxInlineValueSizeBytes)
+        {
+            throw new InspectionException($"page {firstPage} is not a valid overflow run (says page {header.PageNumber}, flags {header.Flags}, size {header.OverflowSizeBytes})");
+        }
+        var pages = PageLayout.PagesForOverflow(header.OverflowSizeBytes);
+        if (firstPage + pages > snapshot.NextPageNumber) throw new InspectionException($"overflow run at page {firstPage} runs past the pages in use");
+        var value = new byte[header.OverflowSizeBytes];
+        var buffer = new byte[PageLayout.PageSizeBytes];
+        var copied = Math.Min(value.Length, PageLayout.PageSizeBytes - PageLayout.HeaderSizeBytes);
+        first.AsSpan(PageLayout.HeaderSizeBytes, copied).CopyTo(value);
+        for (var p = firstPage + 1; copied < value.Length; p++)
+        {
+            if (!snapshot.TryReadPage(p, buffer, out var problem)) throw new InspectionException(problem!);
+            var chunk = Math.Min(value.Length - copied, PageLayout.PageSizeBytes);
+            buffer.AsSpan(0, chunk).CopyTo(value.AsSpan(copied));
+            copied += chunk;
+        }
+        return value;
+    }
+}

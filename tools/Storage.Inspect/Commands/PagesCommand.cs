@@ -1,0 +1,45 @@
+using Storage.Inspection;
+
+namespace Storage.Inspect.Commands;
+
+/// <summary><c>pages &lt;dir&gt;</c>: one row per page below the next page number: id, type, tree, items, overflow pages.</summary>
+internal static class PagesCommand
+{
+    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    {
+        var directory = args.Expect(1, "<dir>")[0];
+        var report = StatCommand.CheckOrThrow(directory, collectPages: true);
+        var names = report.Trees.GroupBy(t => t.TreeId).ToDictionary(g => g.Key, g => g.First().DisplayName);
+        var pages = report.Pages!;
+        var rows = Enumerable.Range(0, pages.Length).Select(i =>
+        {
+            var info = pages[i];
+            var tree = info.TreeId >= 0 && names.TryGetValue(info.TreeId, out var name) ? name : null;
+            return (Id: (long)i, Type: TypeName(info.Kind), Tree: tree, Items: info.Kind is PageKind.Branch or PageKind.Leaf ? info.Items : 0,
+                Overflow: info.Kind == PageKind.Overflow ? info.Items : 0, Used: info.UsedBytes);
+        });
+        if (args.Json)
+        {
+            Output.Json(output, rows.Select(r => new { id = r.Id, type = r.Type, tree = r.Tree, items = r.Items, overflow = r.Overflow, usedBytes = r.Used }));
+        }
+        else
+        {
+            Output.Table(output, ["id", "type", "tree", "items", "overflow", "used"],
+                rows.Select(r => new[] { r.Id.ToString(), r.Type, r.Tree ?? "", r.Items == 0 ? "" : r.Items.ToString(), r.Overflow == 0 ? "" : r.Overflow.ToString(), r.Used == 0 ? "" : Output.N(r.Used) }));
+        }
+        return StatCommand.ReportProblems(report, error);
+    }
+
+    public static string TypeName(PageKind kind) => kind switch
+    {
+        PageKind.FileHeader => "header",
+        PageKind.Reserved => "reserved",
+        PageKind.FreeSpaceBitmap => "bitmap",
+        PageKind.Branch => "branch",
+        PageKind.Leaf => "leaf",
+        PageKind.Overflow => "overflow",
+        PageKind.OverflowContinuation => "overflow+",
+        PageKind.Free => "free",
+        _ => "unknown",
+    };
+}

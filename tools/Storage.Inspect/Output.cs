@@ -1,0 +1,56 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+
+namespace Storage.Inspect;
+
+/// <summary>JSON and table output.</summary>
+internal static class Output
+{
+    private static readonly JsonSerializerOptions s_json = new()
+    {
+        WriteIndented = true,
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+    };
+
+    public static void Json(TextWriter writer, object value) => writer.WriteLine(JsonSerializer.Serialize(value, s_json));
+
+    public static string N(long value) => value.ToString("N0", CultureInfo.InvariantCulture);
+
+    public static string Bytes(long bytes) => bytes switch
+    {
+        >= 1L << 30 => $"{bytes / (double)(1L << 30):0.0} GiB",
+        >= 1L << 20 => $"{bytes / (double)(1L << 20):0.0} MiB",
+        >= 1L << 10 => $"{bytes / (double)(1L << 10):0.0} KiB",
+        _ => $"{bytes} B",
+    };
+
+    public static string Percent(long part, long whole) => whole == 0 ? "-" : $"{100.0 * part / whole:0.0}%";
+
+    /// <summary>Columns padded to their widest cell; numeric-looking cells are right-aligned.</summary>
+    public static void Table(TextWriter writer, string[] headers, IEnumerable<string[]> rows)
+    {
+        var all = new List<string[]> { headers };
+        all.AddRange(rows);
+        var widths = new int[headers.Length];
+        foreach (var row in all)
+        {
+            for (var i = 0; i < row.Length && i < widths.Length; i++) widths[i] = Math.Max(widths[i], row[i].Length);
+        }
+        foreach (var row in all)
+        {
+            var line = new StringBuilder();
+            for (var i = 0; i < row.Length && i < widths.Length; i++)
+            {
+                if (i > 0) line.Append("  ");
+                var right = row != headers && IsNumeric(row[i]);
+                line.Append(right ? row[i].PadLeft(widths[i]) : (i == row.Length - 1 ? row[i] : row[i].PadRight(widths[i])));
+            }
+            writer.WriteLine(line.ToString().TrimEnd());
+        }
+    }
+
+    private static bool IsNumeric(string cell) => cell.Length > 0 && (char.IsDigit(cell[0]) || cell == "-") && !cell.Contains(' ', StringComparison.Ordinal);
+}
