@@ -182,7 +182,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     private static long RecoverJournal(DataFile dataFile, string journalDirectory, ref FileHeader header, IFaultInjector? faults)
     {
-        using var recovery = new Recovery(dataFile, header.EnvironmentId);
+        using var recovery = new Recovery(dataFile);
         var replayed = recovery.Replay(journalDirectory, header);
         var files = JournalEntryReader.ListFiles(journalDirectory);
         if (!replayed && files.Count == 0) return 0;

@@ -17,15 +17,11 @@ namespace Storage.Benchmarks.Micro;
 public unsafe class HotPathBenchmarks
 {
     private const int FilledKeys = 100_000;
-    private const int PutsPerTransaction = 1_000;
     private const int OperationsPerInvoke = 1_000;
     private const int PagesPerEntry = 100; // W1 modifies about 100 pages per transaction
-    private const string TreeName = "kv";
 
     private readonly byte[] _key = new byte[KeyFormat.KeySizeBytes];
-    private string _directory = "";
-    private StorageEnvironment? _environment;
-    private ReadTransaction? _read;
+    private FilledEnvironment? _filled;
     private Tree? _tree;
     private TreeCursor? _cursor;
     private RandomKeySource _keys = new(FilledKeys);
@@ -38,22 +34,8 @@ public unsafe class HotPathBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _directory = Path.Combine(RepositoryPaths.Scratch(RepositoryPaths.FindRoot()), $"bdn-hot-{Environment.ProcessId}");
-        if (Directory.Exists(_directory)) Directory.Delete(_directory, recursive: true);
-        _environment = StorageEnvironment.Open(_directory);
-        var keys = new RandomKeySource();
-        var values = new ValueSource();
-        var batch = new KeyValueBatch(PutsPerTransaction);
-        for (var written = 0; written < FilledKeys; written += PutsPerTransaction)
-        {
-            batch.Fill(keys, values, PutsPerTransaction);
-            using var tx = _environment.BeginWrite();
-            var tree = tx.OpenOrCreateTree(TreeName);
-            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
-            tx.Commit();
-        }
-        _read = _environment.BeginRead();
-        _tree = _read.OpenTree(TreeName);
+        _filled = new FilledEnvironment("bdn-hot", FilledKeys);
+        _tree = _filled.Tree;
         _cursor = _tree.CreateCursor();
         _cursor.SeekFirst();
         _keys = new RandomKeySource(FilledKeys);
@@ -84,9 +66,7 @@ public unsafe class HotPathBenchmarks
         _builder?.Dispose();
         NativeMemory.AlignedFree(_pages);
         NativeMemory.AlignedFree(_baselines);
-        _read?.Dispose();
-        _environment?.Dispose();
-        if (Directory.Exists(_directory)) Directory.Delete(_directory, recursive: true);
+        _filled?.Dispose();
     }
 
     /// <summary>Root-to-leaf descent of a random existing key: a binary search in each page on the way.</summary>

@@ -7,22 +7,19 @@ using Storage.Trees;
 namespace Storage.Environments;
 
 /// <summary>
-/// Replays the journal entries that follow the last synced transaction into the data file. Entries
-/// must carry consecutive transaction ids. The first entry that is not whole ends the replay when
-/// nothing valid follows it (a torn tail, never acknowledged); when a valid later entry follows it,
-/// the journal is damaged in the middle and the open fails naming file and offset.
+/// Replays the journal entries that follow the last synced transaction into the data file, by the rules
+/// of <see cref="JournalReplay"/>: a torn tail ends the replay; damage followed by valid entries fails the
+/// open naming file and offset.
 /// </summary>
 internal sealed unsafe class Recovery : IDisposable
 {
     private readonly DataFile _dataFile;
-    private readonly ulong _environmentId;
     private readonly Dictionary<long, PageImage> _pages = [];
     private long _sequence;
 
-    public Recovery(DataFile dataFile, ulong environmentId)
+    public Recovery(DataFile dataFile)
     {
         _dataFile = dataFile;
-        _environmentId = environmentId;
     }
 
     public long LastTransactionId { get; private set; }
@@ -42,60 +39,12 @@ internal sealed unsafe class Recovery : IDisposable
         NextPageNumber = header.NextPageNumber;
         RootTree = header.RootTree;
 
-        var files = JournalEntryReader.ListFiles(journalDirectory);
-        (string Path, long Offset)? stop = null;
-        for (var i = 0; i < files.Count && stop is null; i++)
+        JournalReplay.Walk(JournalEntryReader.ListFiles(journalDirectory), header, (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long offset) =>
         {
-            var (number, path) = files[i];
-            if (number < header.JournalFileNumber) continue;
-            using var reader = new JournalEntryReader(path, number);
-            var offset = number == header.JournalFileNumber ? header.JournalOffsetBytes : 0;
-            var appliedInFile = 0;
-            while (reader.TryRead(offset, _environmentId, out var entry, out var payload, out var size) && entry.TransactionId == LastTransactionId + 1)
-            {
-                Apply(entry, payload, path, offset);
-                offset += size;
-                appliedInFile++;
-            }
-            // A file the writer left for the next one ends with space it never used; the next file must then
-            // start with the next transaction. Otherwise this is where the journal ends.
-            var nextStartsRight = i + 1 < files.Count && StartsWith(files[i + 1], LastTransactionId + 1);
-            if (!nextStartsRight) stop = (path, offset);
-        }
-
-        if (stop is { } s) CheckNothingValidFollows(files, s.Path, s.Offset);
+            Apply(entry, payload, path, offset);
+            return true;
+        });
         return EntriesReplayed > 0;
-    }
-
-    private bool StartsWith((long Number, string Path) file, long transactionId)
-    {
-        using var reader = new JournalEntryReader(file.Path, file.Number);
-        return reader.TryRead(0, _environmentId, out var entry, out _, out _) && entry.TransactionId == transactionId;
-    }
-
-    private void CheckNothingValidFollows(IReadOnlyList<(long Number, string Path)> files, string stopPath, long stopOffset)
-    {
-        var after = false;
-        foreach (var (number, path) in files)
-        {
-            var from = 0L;
-            if (path == stopPath)
-            {
-                after = true;
-                from = stopOffset;
-            }
-            else if (!after)
-            {
-                continue;
-            }
-            using var reader = new JournalEntryReader(path, number);
-            if (reader.HasLaterValidEntry(from, _environmentId, LastTransactionId))
-            {
-                throw new StorageCorruptedException(
-                    $"The journal entry after transaction {LastTransactionId} is damaged, and valid later entries follow it.",
-                    stopPath, offsetBytes: stopOffset);
-            }
-        }
     }
 
     private void Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset)

@@ -186,27 +186,9 @@ internal sealed class EnvironmentSnapshot : IDisposable
             Report(ProblemSeverity.Error, "journal", $"cannot list the journal directory: {e.Message}", JournalDirectory);
             return;
         }
-        (string Path, long Offset)? stop = null;
         try
         {
-            for (var i = 0; i < files.Count && stop is null; i++)
-            {
-                var (number, path) = files[i];
-                if (number < header.JournalFileNumber) continue;
-                using var reader = new JournalEntryReader(path, number);
-                var offset = number == header.JournalFileNumber ? header.JournalOffsetBytes : 0;
-                while (reader.TryRead(offset, header.EnvironmentId, out var entry, out var payload, out var size) && entry.TransactionId == TransactionId + 1)
-                {
-                    if (!Apply(entry, payload, path, offset))
-                    {
-                        return;
-                    }
-                    offset += size;
-                }
-                var nextStartsRight = i + 1 < files.Count && StartsWith(files[i + 1], header.EnvironmentId, TransactionId + 1);
-                if (!nextStartsRight) stop = (path, offset);
-            }
-            if (stop is { } s) CheckNothingValidFollows(files, header.EnvironmentId, s.Path, s.Offset);
+            JournalReplay.Walk(files, header, Apply);
         }
         catch (StorageException e)
         {
@@ -215,38 +197,6 @@ internal sealed class EnvironmentSnapshot : IDisposable
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             Report(ProblemSeverity.Error, "journal", $"cannot read the journal: {e.Message}", JournalDirectory);
-        }
-    }
-
-    private static bool StartsWith((long Number, string Path) file, ulong environmentId, long transactionId)
-    {
-        using var reader = new JournalEntryReader(file.Path, file.Number);
-        return reader.TryRead(0, environmentId, out var entry, out _, out _) && entry.TransactionId == transactionId;
-    }
-
-    private void CheckNothingValidFollows(IReadOnlyList<(long Number, string Path)> files, ulong environmentId, string stopPath, long stopOffset)
-    {
-        var after = false;
-        foreach (var (number, path) in files)
-        {
-            var from = 0L;
-            if (path == stopPath)
-            {
-                after = true;
-                from = stopOffset;
-            }
-            else if (!after)
-            {
-                continue;
-            }
-            using var reader = new JournalEntryReader(path, number);
-            if (reader.HasLaterValidEntry(from, environmentId, TransactionId))
-            {
-                Report(ProblemSeverity.Error, "journal",
-                    $"the journal entry after transaction {TransactionId} is damaged, and valid later entries follow it (the engine would refuse to open)",
-                    stopPath, -1, stopOffset);
-                return;
-            }
         }
     }
 
