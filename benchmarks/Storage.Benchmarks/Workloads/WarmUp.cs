@@ -1,16 +1,20 @@
+using System.Diagnostics;
 using Storage.Benchmarks.Engines;
 using Storage.Benchmarks.Generators;
 
 namespace Storage.Benchmarks.Workloads;
 
 /// <summary>
-/// A small unmeasured fill and read per engine before the workloads, so that the first measured workload
-/// does not pay for JIT compilation of the engine's managed code (or of its binding).
+/// An unmeasured fill and read per engine before the workloads, so that measured workloads do not pay for JIT
+/// compilation of the engine's managed code (or of its binding). The reads (gets, then a scan) repeat for at least
+/// <see cref="ReadTime"/>: .NET runs new code unoptimised at first and recompiles what is called often only after
+/// about 100 ms without new compilations, and a 1,000,000-entry scan is over in well under that.
 /// </summary>
 internal static class WarmUp
 {
     private const int Transactions = 50;
     private const int Gets = 20_000;
+    private static readonly TimeSpan ReadTime = TimeSpan.FromMilliseconds(750);
 
     public static void Run(IEngine engine, RunContext context)
     {
@@ -18,17 +22,27 @@ internal static class WarmUp
         var directory = context.FreshDirectory(engine, "warmup");
         FillDurableWorkload.Fill(engine, directory, counts, new RandomKeySource(), out _);
         using (var instance = engine.Open(directory))
-        using (var reader = instance.BeginRead())
         {
-            var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
-            Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
-            for (var i = 0; i < Gets; i++)
+            var clock = Stopwatch.StartNew();
+            do
             {
-                keys.Next(key);
-                if (!reader.TryGet(key, out _)) throw new WorkloadCheckException("A key written during warm-up was not found.");
+                ReadRound(instance, counts);
             }
-            reader.Scan();
+            while (clock.Elapsed < ReadTime);
         }
         context.Discard(directory);
+    }
+
+    private static void ReadRound(IEngineInstance instance, WorkloadCounts counts)
+    {
+        using var reader = instance.BeginRead();
+        var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
+        Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
+        for (var i = 0; i < Gets; i++)
+        {
+            keys.Next(key);
+            if (!reader.TryGet(key, out _)) throw new WorkloadCheckException("A key written during warm-up was not found.");
+        }
+        if (reader.Scan() != counts.FilledKeys) throw new WorkloadCheckException("The warm-up scan did not find every key written.");
     }
 }
