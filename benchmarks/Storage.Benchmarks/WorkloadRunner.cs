@@ -198,7 +198,7 @@ internal sealed class WorkloadRunner
         $"W5 {Format.Count(counts.Transactions / 10)} transactions x {counts.PutsPerTransaction * 10} puts; " +
         $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put; " +
         $"W7 9 environments x {Format.Count(counts.Transactions / 10)} transactions of 10 puts, one thread each; " +
-        $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets after W1's files are dropped from the page cache.",
+        $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first).",
         .. unavailable.Select(line => $"Not available: {line}."),
         "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
         "Throughput is higher-is-better; a ratio above 1.00x means storage is faster. Write workloads include " +

@@ -1,3 +1,4 @@
+using System.Buffers;
 using Storage.Trees;
 
 namespace Storage;
@@ -76,6 +77,34 @@ public sealed class Tree
         EnsureUsable();
         ValidateKey(key);
         return Btree.TryGet(key, out value);
+    }
+
+    /// <summary>
+    /// Looks many keys up as one batch: sorted, with the pages each level of the tree needs read together, so
+    /// lookups whose pages are not in memory wait for the disk a few times per batch instead of once per key.
+    /// </summary>
+    /// <param name="keys">The keys, in any order; a key given twice is reported twice.</param>
+    /// <param name="onFound">Called for each key present, in key order, with its value (no copy; valid until the
+    /// transaction ends) and the key's index in <paramref name="keys"/>. It must not change the tree.</param>
+    /// <returns>How many of the keys are present.</returns>
+    /// <exception cref="ArgumentException">A key is empty or longer than 1,024 bytes; nothing was looked up.</exception>
+    public int GetMany(ReadOnlySpan<ReadOnlyMemory<byte>> keys, ReadOnlySpanAction<byte, int> onFound)
+    {
+        EnsureUsable();
+        foreach (var key in keys)
+        {
+            ValidateKey(key.Span);
+        }
+        return Btree.GetMany(keys, onFound);
+    }
+
+    /// <summary>Copies of the values of <paramref name="keys"/> (null where a key is missing), in the keys' order; see the other overload.</summary>
+    /// <exception cref="ArgumentException">A key is empty or longer than 1,024 bytes; nothing was looked up.</exception>
+    public byte[]?[] GetMany(ReadOnlySpan<ReadOnlyMemory<byte>> keys)
+    {
+        var values = new byte[]?[keys.Length];
+        GetMany(keys, (value, index) => values[index] = value.ToArray());
+        return values;
     }
 
     /// <summary>A copy of the value of <paramref name="key"/>, or null.</summary>

@@ -5,7 +5,7 @@ using Storage.CrashHost;
 //   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
-//   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back a value;
+//   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
 //                      print "BACKEND <name>" or "ERROR <code> <message>"
 try
 {
@@ -75,12 +75,17 @@ static int Backend(string dir, IoBackend io)
         using var env = StorageEnvironment.Open(dir, new StorageOptions { IoBackend = io });
         using (var tx = env.BeginWrite())
         {
-            tx.OpenOrCreateTree("t").Put("key"u8, "value"u8);
+            var t = tx.OpenOrCreateTree("t");
+            t.Put("key"u8, "value"u8);
+            t.Put("big"u8, new byte[10_000]);
             tx.Commit();
         }
         env.Checkpoint();
         using var read = env.BeginRead();
         if (!read.OpenTree("t").TryGet("key"u8, out var value) || !value.SequenceEqual("value"u8)) throw new InvalidOperationException("value not read back");
+        // A batched read of an overflow value reads its run ahead (madvise, through the native layer or libc).
+        var values = read.OpenTree("t").GetMany([(ReadOnlyMemory<byte>)"big"u8.ToArray(), "key"u8.ToArray()]);
+        if (values[0]?.Length != 10_000 || !values[1].AsSpan().SequenceEqual("value"u8)) throw new InvalidOperationException("batch not read back");
         Console.Out.WriteLine($"BACKEND {env.GetStats().IoBackend}");
     }
     catch (StorageException e)

@@ -1,7 +1,7 @@
 namespace Storage.Benchmarks.Engines;
 
 /// <summary>A Storage read transaction on the one tree.</summary>
-internal sealed class StorageEngineReader : IEngineReader
+internal sealed class StorageEngineReader : IBatchedEngineReader
 {
     private readonly ReadTransaction _transaction;
     private readonly Tree _tree;
@@ -43,6 +43,18 @@ internal sealed class StorageEngineReader : IEngineReader
             entries++;
         }
         return entries;
+    }
+
+    public int GetMany(ReadOnlyMemory<byte>[] keys, int valueSizeBytes, out int wrongSizes)
+    {
+        var wrong = 0;
+        var found = _tree.GetMany(keys, (value, _) =>
+        {
+            value.CopyTo(_valueCopy);
+            if (value.Length != valueSizeBytes) wrong++;
+        });
+        wrongSizes = wrong;
+        return found;
     }
 
     public void Dispose() => _transaction.Dispose();

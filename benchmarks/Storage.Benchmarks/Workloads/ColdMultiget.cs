@@ -7,9 +7,10 @@ using Storage.Benchmarks.Reporting;
 namespace Storage.Benchmarks.Workloads;
 
 /// <summary>
-/// W9 cold-multiget: after W1, with every file of the engine dropped from the page cache (fsync, then
-/// posix_fadvise DONTNEED) and the engine opened again, 10,000 random existing keys read one by one; then
-/// the same keys through the batched read API, which this engine does not have yet.
+/// W9 cold-multiget: after W1, 10,000 random existing keys read one by one, then the same keys through the
+/// batched read API. Before each pass every file of the engine is dropped from the page cache (fsync, then
+/// posix_fadvise DONTNEED) and the engine opened again, so both passes start cold; an unmeasured cold pass
+/// goes first.
 /// </summary>
 internal sealed class ColdMultiget : IWorkload
 {
@@ -28,35 +29,71 @@ internal sealed class ColdMultiget : IWorkload
 
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
-        var gets = context.Counts.Transactions; // 10,000 (1,000 with --quick)
         var directory = ReadRandom.FilledDirectory(engine, context, Id);
+        var keys = Keys(context.Counts);
+        // Unmeasured: the first cold pass after W1 wrote the files ran up to twice as fast as later ones on the
+        // virtual disks this runs on (presumably a cache below the guest's page cache still holding what was just
+        // written), and would favour whichever pass came first.
+        OneByOne(engine, directory, keys);
+        var single = OneByOne(engine, directory, keys);
+        var batched = Batched(engine, directory, keys);
+        return [single, batched];
+    }
+
+    /// <summary>10,000 (1,000 with --quick) keys W1 wrote, starting a third of the way into its sequence (not the ones W3 began with).</summary>
+    private static ReadOnlyMemory<byte>[] Keys(WorkloadCounts counts)
+    {
+        var source = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
+        source.Skip(counts.FilledKeys / 3);
+        var keys = new ReadOnlyMemory<byte>[counts.Transactions];
+        for (var i = 0; i < keys.Length; i++)
+        {
+            var key = new byte[KeyFormat.KeySizeBytes];
+            source.Next(key);
+            keys[i] = key;
+        }
+        return keys;
+    }
+
+    private static RowResult OneByOne(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys)
+    {
         var dropped = PageCache.DropDirectory(directory);
         using var instance = engine.Open(directory);
         using var reader = instance.BeginRead();
-        // Keys W1 wrote, starting a third of the way into its sequence (not the ones W3 began with).
-        var keys = new RandomKeySource(wrapAfterKeys: context.Counts.FilledKeys);
-        keys.Skip(context.Counts.FilledKeys / 3);
-        Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
         var clock = Stopwatch.StartNew();
-        for (var i = 0; i < gets; i++)
+        foreach (var key in keys)
         {
-            keys.Next(key);
-            if (!reader.TryGet(key, out var length) || length != ValueSource.ValueSizeBytes)
+            if (!reader.TryGet(key.Span, out var length) || length != ValueSource.ValueSizeBytes)
             {
                 throw new WorkloadCheckException("A key W1 wrote was not found (or its value had the wrong size).");
             }
         }
+        return Result(SingleKey, clock.Elapsed.TotalSeconds, keys.Length, dropped);
+    }
+
+    private static RowResult Batched(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys)
+    {
+        if (engine is not StorageEngine) return RowResult.Note(BatchedKey, "n/a: no batched read API");
+        var dropped = PageCache.DropDirectory(directory);
+        using var instance = engine.Open(directory);
+        using var reader = instance.BeginRead();
+        if (reader is not IBatchedEngineReader batchedReader) return RowResult.Note(BatchedKey, "not implemented");
+        var clock = Stopwatch.StartNew();
+        var found = batchedReader.GetMany(keys, ValueSource.ValueSizeBytes, out var wrongSizes);
         var seconds = clock.Elapsed.TotalSeconds;
-        var single = new RowResult(SingleKey, gets / seconds,
+        if (found != keys.Length || wrongSizes > 0)
+        {
+            throw new WorkloadCheckException($"The batch found {found:N0} of {keys.Length:N0} keys W1 wrote, {wrongSizes:N0} with a value of the wrong size.");
+        }
+        return Result(BatchedKey, seconds, keys.Length, dropped);
+    }
+
+    private static RowResult Result(string rowKey, double seconds, int gets, long dropped) =>
+        new(rowKey, gets / seconds,
         [
             new("seconds", Format.Seconds(seconds)),
             new("gets", Format.Count(gets)),
             new("gets/s", Format.Rate(gets / seconds)),
             new("bytes dropped from the page cache", Format.Bytes(dropped)),
         ]);
-        var batched = engine is StorageEngine
-            ? RowResult.Note(BatchedKey, "not implemented")
-            : RowResult.Note(BatchedKey, "n/a: no batched read API");
-        return [single, batched];
-    }
 }

@@ -6,7 +6,8 @@ namespace Storage.Benchmarks.Workloads;
 
 /// <summary>
 /// An unmeasured fill and read per engine before the workloads, so that measured workloads do not pay for JIT
-/// compilation of the engine's managed code (or of its binding). The reads (gets, then a scan) repeat for at least
+/// compilation of the engine's managed code (or of its binding). The reads (gets, a scan, and a batched get where
+/// the engine has one) repeat for at least
 /// <see cref="ReadTime"/>: .NET runs new code unoptimised at first and recompiles what is called often only after
 /// about 100 ms without new compilations, and a 1,000,000-entry scan is over in well under that.
 /// </summary>
@@ -44,5 +45,20 @@ internal static class WarmUp
             if (!reader.TryGet(key, out _)) throw new WorkloadCheckException("A key written during warm-up was not found.");
         }
         if (reader.Scan() != counts.FilledKeys) throw new WorkloadCheckException("The warm-up scan did not find every key written.");
+        if (reader is IBatchedEngineReader batched)
+        {
+            var batch = new ReadOnlyMemory<byte>[Gets / 10];
+            keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
+            for (var i = 0; i < batch.Length; i++)
+            {
+                var batchKey = new byte[KeyFormat.KeySizeBytes];
+                keys.Next(batchKey);
+                batch[i] = batchKey;
+            }
+            if (batched.GetMany(batch, ValueSource.ValueSizeBytes, out _) != batch.Length)
+            {
+                throw new WorkloadCheckException("The warm-up batch did not find every key written.");
+            }
+        }
     }
 }

@@ -27,4 +27,12 @@ internal unsafe interface ITreePageStore
 
     /// <summary>Gives a run of pages back to the free space.</summary>
     void FreePages(long firstPageNumber, int count);
+
+    /// <summary>
+    /// Starts reading runs of pages that are about to be used, without waiting (advisory). May reorder
+    /// <paramref name="runs"/>. Stores whose pages are always in memory do nothing.
+    /// </summary>
+    void Prefetch(Span<PageRun> runs)
+    {
+    }
 }

@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 
 namespace Storage.Platform;
 
-/// <summary>The few libc calls the managed backend needs that .NET does not expose (O_DIRECT, O_DSYNC, fdatasync).</summary>
+/// <summary>The few libc calls the managed backend needs that .NET does not expose (O_DIRECT, O_DSYNC, fdatasync, madvise).</summary>
 internal static partial class Posix
 {
     private const string LibC = "libc";
@@ -32,6 +32,12 @@ internal static partial class Posix
 
     [LibraryImport(LibC, EntryPoint = "close", SetLastError = true)]
     public static partial int Close(nint fd);
+
+    /// <summary>MADV_WILLNEED: read the range ahead, without waiting for it.</summary>
+    public const int AdviseWillNeed = 3;
+
+    [LibraryImport(LibC, EntryPoint = "madvise", SetLastError = true)]
+    public static unsafe partial int MAdvise(void* address, nuint lengthBytes, int advice);
 
     public static bool IsSupported => OperatingSystem.IsLinux();
 }

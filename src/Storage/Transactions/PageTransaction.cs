@@ -95,6 +95,43 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         return page;
     }
 
+    /// <summary>
+    /// Starts reading the data-file pages of <paramref name="runs"/> that this transaction would read from the
+    /// map (not its own changes, not versions still in scratch), sorted, with runs less than
+    /// <see cref="PrefetchMergeGapPages"/> apart merged into one request.
+    /// </summary>
+    public void Prefetch(Span<PageRun> runs)
+    {
+        var mapping = _mapping!;
+        runs.Sort();
+        long start = 0;
+        long end = 0;
+        foreach (var run in runs)
+        {
+            if (run.Count < 1 || run.First < 2 || run.End > mapping.PageCount || IsInMemory(run.First)) continue;
+            if (run.First <= end + PrefetchMergeGapPages && end > start)
+            {
+                end = Math.Max(end, run.End);
+                continue;
+            }
+            if (end > start) mapping.Prefetch(start, end - start);
+            start = run.First;
+            end = run.End;
+        }
+        if (end > start) mapping.Prefetch(start, end - start);
+    }
+
+    /// <summary>
+    /// Runs closer than this are read as one, gap included: 128 KiB, Linux's default read-ahead, is cheaper to
+    /// read than to seek over. Measured on W9's batched pass: 16 to 64 pages read 10,000 cold keys in about
+    /// 105 ms, exact runs (no gap) in about 125 ms.
+    /// </summary>
+    private const long PrefetchMergeGapPages = 16;
+
+    private bool IsInMemory(long pageNumber) =>
+        (_dirty is not null && _dirty.ContainsKey(pageNumber)) ||
+        (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out _));
+
     /// <summary>The file grew since this transaction began; pages past the old map are in the current one.</summary>
     private DataFileMapping UseNewerMapping(long requiredPages)
     {
