@@ -203,7 +203,7 @@ internal sealed class WorkloadRunner
         "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
         "Throughput is higher-is-better; a ratio above 1.00x means storage is faster. Write workloads include " +
         "closing the engine (final flush and sync); the clock starts once the engine is open with its tree or table created. " +
-        "Each engine first runs an unmeasured warm-up: a small fill, then gets and scans repeated for 0.75 s, so that the JIT has optimised the read paths. Gets copy the value out, for every engine. " +
+        "Each engine first runs an unmeasured warm-up: a small fill, then gets, scans and (where the engine has them) batched gets repeated for 0.75 s, so that the JIT has optimised the read paths. Gets copy the value out, for every engine. " +
         "Only ratios from the same run mean much: the machine is shared.",
     ];
 
