@@ -47,13 +47,19 @@ internal sealed unsafe partial class BTree
 
             long version = _state.Version;
             int leafLevel = _state.Depth - 1;
+            long openPageNumber = -1;
+            TreePage leaf = default;
             for (int i = 0; i < count; i++)
             {
                 if (slots[i] < 0)
                 {
                     continue;
                 }
-                var leaf = OpenPageAtLevel(pages[i], leafLevel);
+                if (pages[i] != openPageNumber)
+                {
+                    openPageNumber = pages[i];
+                    leaf = OpenPageAtLevel(openPageNumber, leafLevel);
+                }
                 onFound(ResolveValue(leaf.GetValue(slots[i])), indices[i]);
                 if (_state.Version != version)
                 {
