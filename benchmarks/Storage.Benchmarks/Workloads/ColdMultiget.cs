@@ -30,7 +30,7 @@ internal sealed class ColdMultiget : IWorkload
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
         var directory = ReadRandom.FilledDirectory(engine, context, Id);
-        var keys = Keys(context.Counts);
+        var keys = Keys(context.Counts.FilledKeys, skip: context.Counts.FilledKeys / 3, context.Counts.Transactions);
         // Unmeasured: the first cold pass after W1 wrote the files ran up to twice as fast as later ones on the
         // virtual disks this runs on (presumably a cache below the guest's page cache still holding what was just
         // written), and would favour whichever pass came first.
@@ -40,12 +40,15 @@ internal sealed class ColdMultiget : IWorkload
         return [single, batched];
     }
 
-    /// <summary>10,000 (1,000 with --quick) keys W1 wrote, starting a third of the way into its sequence (not the ones W3 began with).</summary>
-    private static ReadOnlyMemory<byte>[] Keys(WorkloadCounts counts)
+    /// <summary>
+    /// <paramref name="count"/> keys of W1's sequence (restarting after <paramref name="filledKeys"/>), from the
+    /// <paramref name="skip"/>th on: W9 starts a third of the way in (not where W3 began).
+    /// </summary>
+    public static ReadOnlyMemory<byte>[] Keys(long filledKeys, long skip, int count)
     {
-        var source = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
-        source.Skip(counts.FilledKeys / 3);
-        var keys = new ReadOnlyMemory<byte>[counts.Transactions];
+        var source = new RandomKeySource(wrapAfterKeys: filledKeys);
+        source.Skip(skip);
+        var keys = new ReadOnlyMemory<byte>[count];
         for (var i = 0; i < keys.Length; i++)
         {
             var key = new byte[KeyFormat.KeySizeBytes];
@@ -77,7 +80,7 @@ internal sealed class ColdMultiget : IWorkload
         var dropped = PageCache.DropDirectory(directory);
         using var instance = engine.Open(directory);
         using var reader = instance.BeginRead();
-        if (reader is not IBatchedEngineReader batchedReader) return RowResult.Note(BatchedKey, "not implemented");
+        var batchedReader = (IBatchedEngineReader)reader;
         var clock = Stopwatch.StartNew();
         var found = batchedReader.GetMany(keys, ValueSource.ValueSizeBytes, out var wrongSizes);
         var seconds = clock.Elapsed.TotalSeconds;

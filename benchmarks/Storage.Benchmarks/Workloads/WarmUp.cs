@@ -22,19 +22,20 @@ internal static class WarmUp
         var counts = new WorkloadCounts(Transactions, context.Counts.PutsPerTransaction, Gets);
         var directory = context.FreshDirectory(engine, "warmup");
         FillDurableWorkload.Fill(engine, directory, counts, new RandomKeySource(), out _);
+        var batch = ColdMultiget.Keys(counts.FilledKeys, skip: 0, Gets / 10);
         using (var instance = engine.Open(directory))
         {
             var clock = Stopwatch.StartNew();
             do
             {
-                ReadRound(instance, counts);
+                ReadRound(instance, counts, batch);
             }
             while (clock.Elapsed < ReadTime);
         }
         context.Discard(directory);
     }
 
-    private static void ReadRound(IEngineInstance instance, WorkloadCounts counts)
+    private static void ReadRound(IEngineInstance instance, WorkloadCounts counts, ReadOnlyMemory<byte>[] batch)
     {
         using var reader = instance.BeginRead();
         var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
@@ -47,14 +48,6 @@ internal static class WarmUp
         if (reader.Scan() != counts.FilledKeys) throw new WorkloadCheckException("The warm-up scan did not find every key written.");
         if (reader is IBatchedEngineReader batched)
         {
-            var batch = new ReadOnlyMemory<byte>[Gets / 10];
-            keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
-            for (var i = 0; i < batch.Length; i++)
-            {
-                var batchKey = new byte[KeyFormat.KeySizeBytes];
-                keys.Next(batchKey);
-                batch[i] = batchKey;
-            }
             if (batched.GetMany(batch, ValueSource.ValueSizeBytes, out _) != batch.Length)
             {
                 throw new WorkloadCheckException("The warm-up batch did not find every key written.");
