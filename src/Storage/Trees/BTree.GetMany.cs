@@ -15,13 +15,10 @@ internal sealed unsafe partial class BTree
     /// <param name="onFound">Called for each key present, in key order, with the value (no copy; valid until the
     /// transaction ends) and the key's index in <paramref name="keys"/>. It must not change the tree.</param>
     /// <returns>How many of the keys are present.</returns>
+    /// <remarks>Key sizes are checked by the caller (<see cref="Tree.GetMany(ReadOnlySpan{ReadOnlyMemory{byte}}, ReadOnlySpanAction{byte, int})"/>).</remarks>
     public int GetMany(ReadOnlySpan<ReadOnlyMemory<byte>> keys, ReadOnlySpanAction<byte, int> onFound)
     {
         ArgumentNullException.ThrowIfNull(onFound);
-        foreach (var key in keys)
-        {
-            CheckKeySize(key.Length);
-        }
         int count = keys.Length;
         if (count == 0)
         {
