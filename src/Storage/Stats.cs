@@ -146,4 +146,38 @@ public readonly record struct EnvironmentStats
 
     /// <summary>Whether journal writes bypass the page cache (O_DIRECT).</summary>
     public bool JournalDirectIo { get; init; }
+
+    /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
+    public RecoveryStats Recovery { get; init; }
+}
+
+/// <summary>What the open of an environment recovered from its journal, and what it had to give up.</summary>
+public readonly record struct RecoveryStats
+{
+    /// <summary>Journal entries (transactions) replayed into the data file.</summary>
+    public long ReplayedTransactions { get; init; }
+
+    /// <summary>
+    /// An entry after the last replayed transaction was dropped because it is incomplete or damaged: a write that never
+    /// completed (never acknowledged) looks like this, and so does damage to the last entry, which cannot be told apart.
+    /// </summary>
+    public bool TornTailDropped { get; init; }
+
+    /// <summary>The journal file and offset of the dropped entry, and what was found there; null when none was dropped.</summary>
+    public string? TornTail { get; init; }
+
+    /// <summary>Transactions given up by <see cref="JournalRecoveryMode.DiscardAfterDamage"/>: valid journal entries after the damage.</summary>
+    public long LostTransactions { get; init; }
+
+    /// <summary>The damage that <see cref="JournalRecoveryMode.DiscardAfterDamage"/> recovered past, in words; null when there was none.</summary>
+    public string? Damage { get; init; }
+
+    /// <summary>Where the journal files that held given-up transactions were moved; null when none were.</summary>
+    public string? LostJournalsDirectory { get; init; }
+
+    /// <summary>The header slot that was not used because it is invalid (torn or damaged), with the reason; null when both are valid.</summary>
+    public string? InvalidHeaderSlot { get; init; }
+
+    /// <summary>Journal files the environment left in place because it cannot prove they are its own (another environment's, or damaged).</summary>
+    public int ForeignJournalFiles { get; init; }
 }

@@ -21,9 +21,15 @@ public sealed partial class StorageEnvironment
         var root = transaction.RootState.ToHeader();
         int leaves = 0, branches = 0, overflows = 0, others = 0;
         _entryBuilder.Begin();
+        if (transactionId > PageHeader.MaxTransactionId)
+        {
+            throw new StorageException(StorageErrorCode.TransactionTooLarge, $"Transaction ids are exhausted ({PageHeader.MaxTransactionId:N0}).");
+        }
         foreach (var (pageNumber, page) in dirty)
         {
             if (page.IsFreed) continue;
+            // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
+            DataFile.Stamp(page.Buffer, transactionId);
             var header = (PageHeader*)page.Buffer.Pointer;
             if (page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0)
             {
@@ -49,7 +55,7 @@ public sealed partial class StorageEnvironment
 
         // Making room may create a journal file; if that fails (a full disk), nothing of this entry was
         // written and the environment stays usable: only this transaction fails.
-        Journal.Reserve(length);
+        Journal.Reserve(length, transactionId);
         (long FileNumber, long OffsetBytes) position;
         var writeStarted = CompressionPolicy.Now();
         try

@@ -30,7 +30,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private long _commits;
     private long _pagesModified;
 
-    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, long recovered)
+    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, JournalWriter journal, RecoveryStats recovery)
     {
         DirectoryPath = directory;
         Options = options;
@@ -38,10 +38,9 @@ public sealed partial class StorageEnvironment : IDisposable
         DataFile = dataFile;
         Reclaimer = new ScratchReclaimer(Scratch);
         EnvironmentId = header.EnvironmentId;
-        RecoveredTransactions = recovered;
+        Recovery = recovery;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
-        var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
-        Journal = new JournalWriter(journalDirectory, FirstFreeJournalNumber(journalDirectory, header.JournalFileNumber), options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, dataFile.Io, options.FaultInjector);
+        Journal = journal;
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
         LoadFreeSpace();
@@ -57,7 +56,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal ulong EnvironmentId { get; }
 
-    internal long RecoveredTransactions { get; }
+    internal RecoveryStats Recovery { get; }
 
     internal DataFile DataFile { get; }
 
@@ -82,7 +81,8 @@ public sealed partial class StorageEnvironment : IDisposable
     /// Opens the environment in <paramref name="directory"/>, creating it when missing (unless the
     /// options say not to), and replays the journal after a crash.
     /// </summary>
-    /// <exception cref="StorageException">Another process has it open (<see cref="StorageErrorCode.EnvironmentLocked"/>), or an I/O call failed.</exception>
+    /// <exception cref="StorageException">Another process has it open (<see cref="StorageErrorCode.EnvironmentLocked"/>), the path is not an
+    /// environment (<see cref="StorageErrorCode.NotAnEnvironment"/>), or an I/O call failed.</exception>
     /// <exception cref="StorageCorruptedException">A file is damaged; nothing was changed.</exception>
     public static StorageEnvironment Open(string directory, StorageOptions? options = null)
     {
@@ -90,40 +90,77 @@ public sealed partial class StorageEnvironment : IDisposable
         options ??= StorageOptions.Default;
         options.Validate();
         directory = Path.GetFullPath(directory);
-        if (!Directory.Exists(directory))
-        {
-            if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
-            Directory.CreateDirectory(directory);
-            SyncParent(directory, options.FaultInjector);
-        }
+        var faults = options.FaultInjector;
+        EnsureDirectory(directory, options);
         var io = PlatformIo.Resolve(options.IoBackend, options.LowPriorityFlush);
         var lockHandle = TakeLock(directory);
         DataFile? dataFile = null;
+        StorageEnvironment? env = null;
         try
         {
             var dataPath = Path.Combine(directory, DataFile.FileName);
-            if (!File.Exists(dataPath))
-            {
-                if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"There is no environment in '{directory}'.", dataPath, 2);
-                EnvironmentCreator.Create(directory, io, options.FaultInjector);
-            }
             var journalDirectory = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
-            if (!Directory.Exists(journalDirectory))
-            {
-                Directory.CreateDirectory(journalDirectory);
-                FileIo.SyncDirectory(directory, options.FaultInjector);
-            }
-            dataFile = DataFile.Open(dataPath, io, options.FaultInjector);
-            var header = ReadBestHeader(dataFile);
-            var recovered = RecoverJournal(dataFile, journalDirectory, ref header, options.FaultInjector);
-            return new StorageEnvironment(directory, options, lockHandle, dataFile, header, recovered);
+            if (Directory.Exists(dataPath)) throw NotAnEnvironment($"'{dataPath}' is a directory, where the environment's data file belongs.", dataPath);
+            if (File.Exists(journalDirectory)) throw NotAnEnvironment($"'{journalDirectory}' is a file, where the environment's journal folder belongs.", journalDirectory);
+            if (!File.Exists(dataPath)) CreateOrFinish(directory, dataPath, journalDirectory, io, options);
+            dataFile = DataFile.Open(dataPath, io, faults);
+            var header = ReadBestHeader(dataFile, out var invalidSlot);
+            var (journal, recovery) = RecoverJournal(dataFile, journalDirectory, ref header, invalidSlot, io, options);
+            env = new StorageEnvironment(directory, options, lockHandle, dataFile, header, journal, recovery);
+            env.VerifyRootsInUse();
+            return env;
         }
         catch
         {
-            dataFile?.Dispose();
-            lockHandle.Dispose();
+            if (env is not null)
+            {
+                env.SimulateCrash();
+            }
+            else
+            {
+                dataFile?.Dispose();
+                lockHandle.Dispose();
+            }
             throw;
         }
+    }
+
+    private static StorageException NotAnEnvironment(string message, string path) =>
+        new(StorageErrorCode.NotAnEnvironment, message + " Nothing was changed.", path, 0);
+
+    /// <summary>The environment's directory must be a directory; it is created (durably) when missing and the options allow.</summary>
+    private static void EnsureDirectory(string directory, StorageOptions options)
+    {
+        if (File.Exists(directory)) throw NotAnEnvironment($"'{directory}' is a file, not an environment directory.", directory);
+        if (Directory.Exists(directory)) return;
+        if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
+        try
+        {
+            Directory.CreateDirectory(directory);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "create", directory);
+        }
+        SyncParent(directory, options.FaultInjector);
+    }
+
+    /// <summary>
+    /// No data file: a new environment, or the end of a creation a crash interrupted. Journal files without a data
+    /// file are damage (the data file was lost): they are left as they are and the open fails.
+    /// </summary>
+    private static void CreateOrFinish(string directory, string dataPath, string journalDirectory, PlatformIo io, StorageOptions options)
+    {
+        var journals = JournalEntryReader.ListFiles(journalDirectory);
+        if (journals.Count > 0)
+        {
+            if (EnvironmentCreator.TryFinishInterrupted(directory, options.FaultInjector)) return;
+            throw new StorageCorruptedException(
+                $"The environment '{directory}' has {journals.Count} journal file(s) but no data file: the data file was lost. The journal files are left as they are.",
+                dataPath);
+        }
+        if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"There is no environment in '{directory}'.", dataPath, 2);
+        EnvironmentCreator.Create(directory, io, options.MinJournalFileSizeBytes, options.FaultInjector);
     }
 
     /// <summary>Makes a newly created directory's own entry durable.</summary>
@@ -136,10 +173,13 @@ public sealed partial class StorageEnvironment : IDisposable
     private static SafeFileHandle TakeLock(string directory)
     {
         var path = Path.Combine(directory, StorageEnvironmentNames.LockFile);
+        if (Directory.Exists(path)) throw NotAnEnvironment($"'{path}' is a directory, where the environment's lock file belongs.", path);
         try
         {
             // FileShare.None is an exclusive flock on Unix and a share-mode lock on Windows, in and across processes.
-            return File.OpenHandle(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
+            var options = new FileStreamOptions { Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Share = FileShare.None };
+            if (!OperatingSystem.IsWindows()) options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+            return File.OpenHandle(path, options.Mode, options.Access, options.Share, FileOptions.None, preallocationSize: 0);
         }
         catch (IOException e)
         {
@@ -151,18 +191,31 @@ public sealed partial class StorageEnvironment : IDisposable
         }
     }
 
-    private static FileHeader ReadBestHeader(DataFile dataFile)
+    /// <summary>The valid header slot with the higher sequence; <paramref name="invalidSlot"/> describes the other one when it is invalid.</summary>
+    private static FileHeader ReadBestHeader(DataFile dataFile, out string? invalidSlot)
     {
         var first = FileHeaderIo.TryRead(dataFile, 0, out var firstProblem);
         var second = FileHeaderIo.TryRead(dataFile, 1, out var secondProblem);
         FileHeader header;
+        invalidSlot = null;
         if (first is null && second is null)
         {
             throw new StorageCorruptedException($"Neither file header is valid (slot 0: {firstProblem}; slot 1: {secondProblem}).", dataFile.Path, 0, 0);
         }
-        else if (first is null) header = second!.Value;
-        else if (second is null) header = first.Value;
-        else header = first.Value.Sequence >= second.Value.Sequence ? first.Value : second.Value;
+        else if (first is null)
+        {
+            header = second!.Value;
+            invalidSlot = $"slot 0 ({firstProblem})";
+        }
+        else if (second is null)
+        {
+            header = first.Value;
+            invalidSlot = $"slot 1 ({secondProblem})";
+        }
+        else
+        {
+            header = first.Value.Sequence >= second.Value.Sequence ? first.Value : second.Value;
+        }
 
         if (header.FormatVersion != FileHeader.CurrentFormatVersion || header.PageSizeBytes != PageLayout.PageSizeBytes)
         {
@@ -171,7 +224,7 @@ public sealed partial class StorageEnvironment : IDisposable
         var minimumPages = FreeSpaceLayout.FirstUsablePage(0) + 1;
         if (header.NextPageNumber < minimumPages || header.RootTree.RootPage < 2 || header.RootTree.RootPage >= header.NextPageNumber || header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0)
         {
-            throw new StorageCorruptedException("The file header describes an impossible environment.", dataFile.Path, 0, 0);
+            throw new StorageCorruptedException($"The file header (slot {header.Sequence & 1}) describes an impossible environment.", dataFile.Path, header.Sequence & 1, (header.Sequence & 1) * PageLayout.PageSizeBytes);
         }
         if (header.NextPageNumber > dataFile.PageCount)
         {
@@ -180,39 +233,137 @@ public sealed partial class StorageEnvironment : IDisposable
         return header;
     }
 
-    private static long RecoverJournal(DataFile dataFile, string journalDirectory, ref FileHeader header, IFaultInjector? faults)
+    /// <summary>
+    /// Replays the journal after the header's synced transaction and verifies what it rebuilt. When nothing needed
+    /// replaying, the journal continues in the file the header names; otherwise the pages are written and synced, a
+    /// new journal file is put in place, and only then a header pointing to it is written, after which the old files
+    /// are obsolete and deleted (those provably this environment's own).
+    /// </summary>
+    private static (JournalWriter Journal, RecoveryStats Stats) RecoverJournal(DataFile dataFile, string journalDirectory, ref FileHeader header, string? invalidSlot,
+        PlatformIo io, StorageOptions options)
     {
-        using var recovery = new Recovery(dataFile);
-        var replayed = recovery.Replay(journalDirectory, header);
-        var files = JournalEntryReader.ListFiles(journalDirectory);
-        if (!replayed && files.Count == 0) return 0;
-        var nextJournal = Math.Max(header.JournalFileNumber, files.Count == 0 ? 0 : files[^1].Number + 1);
-        if (replayed)
+        var faults = options.FaultInjector;
+        using var recovery = new Recovery(dataFile, header);
+        var walk = recovery.Replay(journalDirectory, header);
+        var damage = walk.Damage;
+        if (damage is not null)
         {
+            if (invalidSlot is not null)
+            {
+                // The slot in use may be the older one, whose journal the newer header let go: the data file may hold
+                // what followed, so no journal position from here is safe, whatever the recovery mode.
+                var damagedSlot = (header.Sequence & 1) ^ 1;
+                throw new StorageCorruptedException(
+                    $"File header {invalidSlot} is invalid, so the environment was read from slot {header.Sequence & 1} (synced through transaction {header.LastSyncedTransactionId}), and the journal cannot be followed from there: {damage.Message}",
+                    dataFile.Path, damagedSlot, damagedSlot * PageLayout.PageSizeBytes);
+            }
+            if (options.JournalRecovery == JournalRecoveryMode.Strict)
+            {
+                throw new StorageCorruptedException(
+                    $"{damage.Message} Opening with JournalRecovery = DiscardAfterDamage would keep transactions up to {walk.LastTransactionId} and give up {damage.LostDescription}.",
+                    damage.Path, offsetBytes: damage.OffsetBytes);
+            }
+        }
+        recovery.VerifyPages();
+
+        var files = JournalEntryReader.ListFiles(journalDirectory);
+        var nextNumber = Math.Max(header.JournalFileNumber, files.Count == 0 ? 0 : files[^1].Number) + 1;
+        var stats = new RecoveryStats
+        {
+            ReplayedTransactions = walk.EntriesReplayed,
+            TornTailDropped = walk.TornTailDropped,
+            TornTail = walk.TornTailDropped ? $"{walk.TornTailPath} at offset {walk.TornTailOffsetBytes}: {walk.TornTailReason}" : null,
+            InvalidHeaderSlot = invalidSlot,
+        };
+        var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextNumber, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults);
+        try
+        {
+            if (damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber)
+            {
+                journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes);
+                stats = stats with { ForeignJournalFiles = RemoveObsolete(files, header.JournalFileNumber, header.EnvironmentId, faults) };
+                return (journal, stats);
+            }
+            if (!Directory.Exists(journalDirectory)) CreateJournalDirectory(journalDirectory, faults);
             recovery.WritePages();
+            journal.StartFile(recovery.LastTransactionId + 1);
+            var (number, offset) = journal.Position;
             header.Sequence++;
             header.LastSyncedTransactionId = recovery.LastTransactionId;
             header.NextPageNumber = recovery.NextPageNumber;
             header.RootTree = recovery.RootTree;
+            header.JournalFileNumber = number;
+            header.JournalOffsetBytes = offset;
+            FileHeaderIo.Write(dataFile, header);
+            dataFile.Sync();
+            if (damage is not null)
+            {
+                var lostDirectory = MoveAside(files, damage.FromFileNumber, number, journalDirectory, faults);
+                stats = stats with
+                {
+                    LostTransactions = damage.Lost.Count,
+                    Damage = $"{damage.Message} ({damage.Path}, offset {damage.OffsetBytes}); given up: {damage.LostDescription}.",
+                    LostJournalsDirectory = lostDirectory,
+                };
+                files = JournalEntryReader.ListFiles(journalDirectory);
+            }
+            stats = stats with { ForeignJournalFiles = RemoveObsolete(files, number, header.EnvironmentId, faults) };
+            return (journal, stats);
         }
-        else
+        catch
         {
-            header.Sequence++;
+            journal.Dispose();
+            throw;
         }
-        header.JournalFileNumber = nextJournal;
-        header.JournalOffsetBytes = 0;
-        FileHeaderIo.Write(dataFile, header);
-        dataFile.Sync();
-        // Every entry is in the synced data file now: the old journal files are not needed.
-        foreach (var (_, path) in files) File.Delete(path);
-        FileIo.SyncDirectory(journalDirectory, faults);
-        return recovery.EntriesReplayed;
     }
 
-    private static long FirstFreeJournalNumber(string journalDirectory, long headerNumber)
+    private static void CreateJournalDirectory(string journalDirectory, IFaultInjector? faults)
     {
-        var files = JournalEntryReader.ListFiles(journalDirectory);
-        return files.Count == 0 ? headerNumber : Math.Max(headerNumber, files[^1].Number + 1);
+        try
+        {
+            Directory.CreateDirectory(journalDirectory);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "create", journalDirectory);
+        }
+        SyncParent(journalDirectory, faults);
+    }
+
+    /// <summary>
+    /// Deletes the journal files before <paramref name="firstNeededNumber"/> that are this environment's own (their
+    /// entries are all in the synced data file); returns how many it left because it cannot prove they are.
+    /// </summary>
+    private static int RemoveObsolete(IReadOnlyList<(long Number, string Path)> files, long firstNeededNumber, ulong environmentId, IFaultInjector? faults)
+    {
+        var left = 0;
+        foreach (var (number, path) in files)
+        {
+            if (number >= firstNeededNumber) continue;
+            if (JournalFiles.Ownership(path, environmentId) == JournalFileOwnership.Own) JournalFiles.Delete(path, faults);
+            else left++;
+        }
+        return left;
+    }
+
+    /// <summary>Moves the journal files from the damaged one on (those that held given-up transactions) into a new lost-* folder.</summary>
+    private static string? MoveAside(IReadOnlyList<(long Number, string Path)> files, long fromNumber, long newFileNumber, string journalDirectory, IFaultInjector? faults)
+    {
+        var moving = files.Where(f => f.Number >= fromNumber && f.Number < newFileNumber).ToList();
+        if (moving.Count == 0) return null;
+        var lost = Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
+        try
+        {
+            Directory.CreateDirectory(lost);
+            foreach (var (_, path) in moving) File.Move(path, Path.Combine(lost, Path.GetFileName(path)));
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "move aside", lost);
+        }
+        FileIo.SyncDirectory(lost, faults);
+        FileIo.SyncDirectory(journalDirectory, faults);
+        return lost;
     }
 
     private unsafe void LoadFreeSpace()
@@ -225,7 +376,7 @@ public sealed partial class StorageEnvironment : IDisposable
             {
                 if (page >= mapping.PageCount) throw new StorageCorruptedException("A free-space bitmap page is past the end of the data file.", DataFile.Path, page);
                 var pointer = mapping.PagePointer(page);
-                DataFile.Validate(pointer, page, mapping.PageCount);
+                DataFile.Validate(pointer, page, mapping.PageCount, state.TransactionId);
                 if (((PageHeader*)pointer)->Flags != PageFlags.FreeSpaceBitmap) throw new StorageCorruptedException("A free-space bitmap page is not a bitmap page.", DataFile.Path, page, page * PageLayout.PageSizeBytes);
                 return (IntPtr)pointer;
             }, state.NextPageNumber);
@@ -352,7 +503,8 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushedBytes = _flusher.FlushedBytes,
             Syncs = _flusher.Syncs,
             LastSyncedTransactionId = _flusher.SyncedUpTo,
-            RecoveredTransactions = RecoveredTransactions,
+            RecoveredTransactions = Recovery.ReplayedTransactions,
+            Recovery = Recovery,
             DataFileBytes = DataFile.PageCount * PageLayout.PageSizeBytes,
             PagesInUseOrFree = state.NextPageNumber,
             FreePages = FreeSpace.TotalFreePages,

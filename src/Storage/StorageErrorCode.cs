@@ -41,4 +41,10 @@ public enum StorageErrorCode
 
     /// <summary>The native platform layer was asked for (<see cref="IoBackend.Native"/>) but cannot be loaded or started here.</summary>
     PlatformUnavailable,
+
+    /// <summary>
+    /// The path is not an environment directory, or something else stands where the environment's files belong
+    /// (a directory named like the data file, a file named like the journal folder); nothing was changed.
+    /// </summary>
+    NotAnEnvironment,
 }

@@ -48,6 +48,15 @@ public sealed record StorageOptions
     /// </summary>
     public bool LowPriorityFlush { get; init; } = true;
 
+    /// <summary>
+    /// What opening does when the journal is damaged in a way that is not a torn last entry (an entry damaged with
+    /// valid ones after it, a journal file missing or cut short). <see cref="JournalRecoveryMode.Strict"/> (the
+    /// default) fails the open with <see cref="StorageCorruptedException"/> and changes nothing;
+    /// <see cref="JournalRecoveryMode.DiscardAfterDamage"/> opens at the last transaction before the damage and moves
+    /// the journal files it gives up into a <c>Journals/lost-*</c> folder (see <see cref="EnvironmentStats.Recovery"/>).
+    /// </summary>
+    public JournalRecoveryMode JournalRecovery { get; init; } = JournalRecoveryMode.Strict;
+
     /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short; exceptions it throws are ignored.</summary>
     public Action<FlushStats>? OnFlush { get; init; }
 
@@ -72,6 +81,8 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(SyncIntervalMs), SyncIntervalMs, "Must be at least 1 ms.");
         if (CompressionThresholdBytes < 0)
             throw new ArgumentOutOfRangeException(nameof(CompressionThresholdBytes), CompressionThresholdBytes, "Must be 0 (off) or positive.");
+        if (!Enum.IsDefined(JournalRecovery))
+            throw new ArgumentOutOfRangeException(nameof(JournalRecovery), JournalRecovery, "Must be Strict or DiscardAfterDamage.");
         if (!Enum.IsDefined(IoBackend))
             throw new ArgumentOutOfRangeException(nameof(IoBackend), IoBackend, "Must be Auto, Native or Managed.");
         if (WriteTransactionTimeout < TimeSpan.Zero && WriteTransactionTimeout != Timeout.InfiniteTimeSpan)

@@ -14,6 +14,18 @@ public sealed class WriteTransaction : Transaction
     internal WriteTransaction(StorageEnvironment environment, PageTransaction pages)
         : base(environment, pages)
     {
+        pages.Owner = this;
+    }
+
+    /// <summary>Whether the page is the root of the tree of names or of a tree this transaction opened.</summary>
+    internal bool IsOpenTreeRoot(long pageNumber)
+    {
+        if (RootState.RootPage == pageNumber) return true;
+        foreach (var tree in _trees.Values)
+        {
+            if (tree.State.RootPage == pageNumber) return true;
+        }
+        return false;
     }
 
     /// <inheritdoc />

@@ -215,16 +215,17 @@ public class CheckerTests
         var journal = Directory.GetFiles(Path.Combine(crashed, "Journals"), "*.journal").Order().First();
         using (var file = File.Open(journal, FileMode.Open))
         {
-            file.Position = 200; // inside the first entry's payload
+            file.Position = 4096 + 200; // inside the first entry's payload (entries start after the file's 4 KiB header block)
             var b = file.ReadByte();
-            file.Position = 200;
+            file.Position = 4096 + 200;
             file.WriteByte((byte)(b ^ 0x55));
         }
         var report = EnvironmentChecker.Check(crashed);
         var problem = Assert.Single(report.Problems, p => p.Kind == "journal");
-        Assert.Equal(0, problem.OffsetBytes);
+        Assert.Equal(4096, problem.OffsetBytes);
         Assert.Equal(journal, problem.File);
         Assert.Contains("valid later entries follow", problem.Message);
+        Assert.Contains("DiscardAfterDamage keeps transactions up to 0", problem.Message);
     }
 
     [Fact]

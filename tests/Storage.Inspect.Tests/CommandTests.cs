@@ -240,11 +240,12 @@ public class CommandTests
         var journal = Directory.GetFiles(Path.Combine(crashed, "Journals"), "*.journal").Order().First();
         using (var f = File.Open(journal, FileMode.Open))
         {
-            f.Position = 300;
+            f.Position = 4096 + 300;
             f.WriteByte(0xAB);
         }
         Assert.Equal(1, Run(out var damaged, out _, "journals", crashed));
-        Assert.Contains("damaged at offset 0, valid entries follow", damaged);
+        Assert.Contains("damaged at offset 4096, 1 valid entries follow (tx 2-2)", damaged);
+        Assert.Contains("DiscardAfterDamage would keep transactions up to 0 and lose 1 valid later entry (transactions 2-2", damaged);
     }
 
     [Fact]

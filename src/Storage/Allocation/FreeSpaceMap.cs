@@ -211,6 +211,14 @@ internal sealed unsafe class FreeSpaceMap
         return -1;
     }
 
+    /// <summary>Whether the bitmap, as <paramref name="store"/> sees it, marks the page free.</summary>
+    public static bool IsMarkedFree(ITreePageStore store, long pageNumber)
+    {
+        var words = (ulong*)(store.GetPage(FreeSpaceLayout.BitmapPageFor(pageNumber)) + FreeSpaceLayout.BitmapOffsetBytes);
+        var bit = FreeSpaceLayout.BitIndex(pageNumber);
+        return (words[bit >> 6] & (1UL << (bit & 63))) != 0;
+    }
+
     private void Take(IPageAllocationTarget tx, long firstPage, int count)
     {
         for (var p = firstPage; p < firstPage + count; p++)

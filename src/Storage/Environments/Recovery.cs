@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Trees;
@@ -7,19 +5,22 @@ using Storage.Trees;
 namespace Storage.Environments;
 
 /// <summary>
-/// Replays the journal entries that follow the last synced transaction into the data file, by the rules
-/// of <see cref="JournalReplay"/>: a torn tail ends the replay; damage followed by valid entries fails the
-/// open naming file and offset.
+/// Replays the journal entries that follow the last synced transaction into the data file, by the rules of
+/// <see cref="JournalReplay"/>, then verifies every rebuilt page against the checksum its last transaction
+/// stamped before anything is written.
 /// </summary>
-internal sealed unsafe class Recovery : IDisposable
+internal sealed class Recovery : IDisposable
 {
     private readonly DataFile _dataFile;
-    private readonly Dictionary<long, PageImage> _pages = [];
-    private long _sequence;
+    private readonly ReplayedPages _pages;
 
-    public Recovery(DataFile dataFile)
+    public Recovery(DataFile dataFile, in FileHeader header)
     {
         _dataFile = dataFile;
+        _pages = new ReplayedPages(dataFile.Handle, dataFile.Path);
+        LastTransactionId = header.LastSyncedTransactionId;
+        NextPageNumber = header.NextPageNumber;
+        RootTree = header.RootTree;
     }
 
     public long LastTransactionId { get; private set; }
@@ -30,121 +31,34 @@ internal sealed unsafe class Recovery : IDisposable
 
     public int EntriesReplayed { get; private set; }
 
-    public int PagesWritten { get; private set; }
-
-    /// <summary>Replays; returns whether anything was applied (the caller then writes the pages and a header).</summary>
-    public bool Replay(string journalDirectory, in FileHeader header)
+    /// <summary>Walks the journal and rebuilds the pages it changed, in memory. Damage is in the result, for the caller to judge.</summary>
+    public JournalWalkResult Replay(string journalDirectory, in FileHeader header)
     {
-        LastTransactionId = header.LastSyncedTransactionId;
-        NextPageNumber = header.NextPageNumber;
-        RootTree = header.RootTree;
-
-        JournalReplay.Walk(JournalEntryReader.ListFiles(journalDirectory), header, (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long offset) =>
-        {
-            Apply(entry, payload, path, offset);
-            return true;
-        });
-        return EntriesReplayed > 0;
-    }
-
-    private void Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset)
-    {
-        var position = 0;
-        for (var r = 0; r < entry.RecordCount; r++)
-        {
-            if (position + JournalRecordHeader.SizeBytes > payload.Length) ThrowBadRecord(path, entryOffset, -1);
-            var record = Unsafe.ReadUnaligned<JournalRecordHeader>(ref MemoryMarshal.GetReference(payload[position..]));
-            position += JournalRecordHeader.SizeBytes;
-            var runBytes = (long)record.PageCount * PageLayout.PageSizeBytes;
-            if (record.PageNumber < 2 || record.PageCount < 1 || record.PageNumber + record.PageCount > entry.NextPageNumber
-                || record.DataSizeBytes < 0 || record.DataSizeBytes > payload.Length - position || record.DataSizeBytes > runBytes)
+        return JournalReplay.Walk(JournalEntryReader.ListFiles(journalDirectory), journalDirectory, header,
+            (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long offset) =>
             {
-                ThrowBadRecord(path, entryOffset, record.PageNumber);
-            }
-            var data = payload.Slice(position, (int)record.DataSizeBytes);
-            position += (int)record.DataSizeBytes;
-            switch (record.Kind)
-            {
-                case JournalRecordKind.Diff when record.PageCount == 1:
-                    PageDiff.Apply(GetForDiff(record.PageNumber), data, path, record.PageNumber, entryOffset);
-                    break;
-                case JournalRecordKind.DiffFromZero when record.PageCount == 1:
-                    PageDiff.Apply(Replace(record.PageNumber, 1), data, path, record.PageNumber, entryOffset);
-                    break;
-                case JournalRecordKind.Full:
-                    data.CopyTo(new Span<byte>(Replace(record.PageNumber, record.PageCount), data.Length));
-                    break;
-                default:
-                    ThrowBadRecord(path, entryOffset, record.PageNumber);
-                    break;
-            }
-        }
-        if (position != payload.Length) ThrowBadRecord(path, entryOffset, -1);
-        LastTransactionId = entry.TransactionId;
-        NextPageNumber = entry.NextPageNumber;
-        RootTree = entry.RootTree;
-        EntriesReplayed++;
+                _pages.Apply(entry, payload, path, offset);
+                LastTransactionId = entry.TransactionId;
+                NextPageNumber = entry.NextPageNumber;
+                RootTree = entry.RootTree;
+                EntriesReplayed++;
+                return true;
+            });
     }
 
-    private byte* GetForDiff(long pageNumber)
-    {
-        if (_pages.TryGetValue(pageNumber, out var image))
-        {
-            image.Sequence = ++_sequence;
-            _pages[pageNumber] = image;
-            return image.Buffer.Pointer;
-        }
-        var buffer = new ScratchBuffer(1);
-        var span = new Span<byte>(buffer.Pointer, PageLayout.PageSizeBytes);
-        span.Clear();
-        if (pageNumber * PageLayout.PageSizeBytes < RandomAccess.GetLength(_dataFile.Handle))
-        {
-            _dataFile.Read(pageNumber * PageLayout.PageSizeBytes, span);
-        }
-        _pages[pageNumber] = new PageImage(buffer, ++_sequence);
-        return buffer.Pointer;
-    }
+    /// <summary>Every rebuilt page must match its stamped checksum; throws <see cref="StorageCorruptedException"/> for the first that does not.</summary>
+    public void VerifyPages() => _pages.Verify();
 
-    private byte* Replace(long pageNumber, int pageCount)
-    {
-        // A run replaces the pages it covers: they were freed before the run was allocated.
-        for (var p = pageNumber; p < pageNumber + pageCount; p++)
-        {
-            if (_pages.Remove(p, out var old)) old.Buffer.Release();
-        }
-        var buffer = new ScratchBuffer(pageCount);
-        new Span<byte>(buffer.Pointer, checked((int)Math.Min(buffer.SizeBytes, int.MaxValue))).Clear();
-        _pages[pageNumber] = new PageImage(buffer, ++_sequence);
-        return buffer.Pointer;
-    }
-
-    /// <summary>Writes the replayed pages (latest-touched last, so newer content wins where records overlapped), then syncs.</summary>
+    /// <summary>Writes the rebuilt pages (sorted, adjacent ones merged) and syncs the data file.</summary>
     public void WritePages()
     {
-        var images = _pages.ToList();
-        images.Sort((a, b) => a.Value.Sequence.CompareTo(b.Value.Sequence));
-        long end = 0;
-        foreach (var (page, image) in images) end = Math.Max(end, page + image.Buffer.PageCount);
-        _dataFile.EnsurePageCount(Math.Max(end, NextPageNumber));
-        var single = new List<(long, ScratchBuffer)>(1);
-        foreach (var (page, image) in images)
-        {
-            single.Clear();
-            single.Add((page, image.Buffer));
-            _dataFile.WriteSorted(single);
-        }
-        PagesWritten = images.Count;
+        var pages = _pages.SortedByPage();
+        long end = NextPageNumber;
+        foreach (var (page, buffer) in pages) end = Math.Max(end, page + buffer.PageCount);
+        _dataFile.EnsurePageCount(end);
+        if (pages.Count > 0) _dataFile.WriteSorted(pages);
         _dataFile.Sync();
     }
 
-    private static void ThrowBadRecord(string path, long entryOffset, long pageNumber) =>
-        throw new StorageCorruptedException("A journal entry with a valid checksum holds an impossible page record.", path, pageNumber, entryOffset);
-
-    public void Dispose()
-    {
-        foreach (var image in _pages.Values) image.Buffer.Release();
-        _pages.Clear();
-    }
-
-    private record struct PageImage(ScratchBuffer Buffer, long Sequence);
+    public void Dispose() => _pages.Dispose();
 }

@@ -24,14 +24,14 @@ internal sealed record HeaderSlot(int Slot, FileHeader? Header, string? Problem)
 /// <remarks>
 /// Pages are read through <see cref="RandomAccess"/> (never a mapping), and every page number is checked
 /// against the file length first, so a damaged or truncated file gives problems, not faults. Pages the
-/// journal changed are held in memory; their checksum fields are not meaningful until the flusher
-/// writes them, so <see cref="IsFromJournal"/> tells checkers to skip them.
+/// journal changed are rebuilt in memory (<see cref="ReplayedPages"/>, as recovery does) and verified against
+/// the checksums their transactions stamped; a mismatch is a problem of the snapshot.
 /// </remarks>
 internal sealed class EnvironmentSnapshot : IDisposable
 {
     private readonly SafeFileHandle _handle;
-    private readonly Dictionary<long, byte[]> _journalPages = [];
     private readonly List<InspectionProblem> _problems = [];
+    private ReplayedPages? _replayed;
 
     private EnvironmentSnapshot(string directory, string dataPath, SafeFileHandle handle)
     {
@@ -71,8 +71,11 @@ internal sealed class EnvironmentSnapshot : IDisposable
 
     public int JournalEntriesApplied { get; private set; }
 
-    /// <summary>Pages whose current version came from the journal (not yet in the data file).</summary>
-    public int JournalPageCount => _journalPages.Count;
+    /// <summary>Pages (and overflow runs) whose current version came from the journal (not yet in the data file).</summary>
+    public int JournalPageCount => _replayed?.ImageCount ?? 0;
+
+    /// <summary>What the journal walk found: where it ended, a dropped torn entry, damage and what it cuts off.</summary>
+    public JournalWalkResult? JournalWalk { get; private set; }
 
     /// <summary>What was found while building the snapshot (header slots, journal, file length).</summary>
     public IReadOnlyList<InspectionProblem> Problems => _problems;
@@ -118,7 +121,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
         for (var slot = 0; slot < 2; slot++)
         {
             Array.Clear(page);
-            var read = ReadFully(handle, page, slot * (long)PageLayout.PageSizeBytes);
+            var read = Platform.FileIo.Read(handle, "data file", page, slot * (long)PageLayout.PageSizeBytes);
             var header = FileHeaderIo.TryParse(page.AsSpan(0, read), slot, out var problem);
             slots[slot] = new HeaderSlot(slot, header, problem);
         }
@@ -181,70 +184,58 @@ internal sealed class EnvironmentSnapshot : IDisposable
         {
             files = JournalEntryReader.ListFiles(JournalDirectory);
         }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        catch (StorageException e)
         {
             Report(ProblemSeverity.Error, "journal", $"cannot list the journal directory: {e.Message}", JournalDirectory);
             return;
         }
+        _replayed = new ReplayedPages(_handle, DataPath);
         try
         {
-            JournalReplay.Walk(files, header, Apply);
+            JournalWalk = JournalReplay.Walk(files, JournalDirectory, header, Apply);
         }
         catch (StorageException e)
         {
             Report(ProblemSeverity.Error, "journal", e.Message, e.Path, -1, (e as StorageCorruptedException)?.OffsetBytes ?? -1);
+            return;
         }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        if (JournalWalk.Damage is { } damage)
         {
-            Report(ProblemSeverity.Error, "journal", $"cannot read the journal: {e.Message}", JournalDirectory);
+            Report(ProblemSeverity.Error, "journal",
+                $"{damage.Message} A strict open fails; an open with JournalRecovery = DiscardAfterDamage keeps transactions up to {JournalWalk.LastTransactionId} and gives up {damage.LostDescription}.",
+                damage.Path, -1, damage.OffsetBytes);
         }
+        if (JournalWalk.TornTailDropped)
+        {
+            Report(ProblemSeverity.Warning, "torn-tail",
+                $"{JournalWalk.TornTailReason} follows transaction {JournalWalk.LastTransactionId} and is dropped (a write that never completed, or damage to the last entry)",
+                JournalWalk.TornTailPath, -1, JournalWalk.TornTailOffsetBytes);
+        }
+        var mismatches = new List<StorageCorruptedException>();
+        _replayed.Verify(mismatches);
+        foreach (var e in mismatches) Report(ProblemSeverity.Error, "replay", StripLocation(e.Message), DataPath, e.PageNumber, e.OffsetBytes);
+    }
+
+    private static string StripLocation(string message)
+    {
+        var at = message.LastIndexOf(" [", StringComparison.Ordinal);
+        return at > 0 && message.EndsWith(']') ? message[..at] : message;
     }
 
     /// <summary>Applies one entry; false (with a problem reported) when its records are impossible.</summary>
     private bool Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset)
     {
-        // Records are applied to copies first, so an impossible entry leaves the snapshot at the previous transaction.
-        var staged = new Dictionary<long, byte[]>();
-        var position = 0;
-        for (var r = 0; r < entry.RecordCount; r++)
+        try
         {
-            if (position + JournalRecordHeader.SizeBytes > payload.Length) return BadRecord(path, entryOffset, -1, "the record headers run past the payload");
-            var record = Unsafe.ReadUnaligned<JournalRecordHeader>(ref MemoryMarshal.GetReference(payload[position..]));
-            position += JournalRecordHeader.SizeBytes;
-            var runBytes = (long)record.PageCount * PageLayout.PageSizeBytes;
-            if (record.PageNumber < 2 || record.PageCount < 1 || record.PageNumber + record.PageCount > entry.NextPageNumber
-                || record.DataSizeBytes < 0 || record.DataSizeBytes > payload.Length - position || record.DataSizeBytes > runBytes)
-            {
-                return BadRecord(path, entryOffset, record.PageNumber, "a page record lies outside the file or the payload");
-            }
-            var data = payload.Slice(position, (int)record.DataSizeBytes);
-            position += (int)record.DataSizeBytes;
-            switch (record.Kind)
-            {
-                case JournalRecordKind.Diff when record.PageCount == 1:
-                    if (!ApplyDiff(StagedPage(staged, record.PageNumber, fromZero: false), data)) return BadRecord(path, entryOffset, record.PageNumber, "a page diff does not fit the page");
-                    break;
-                case JournalRecordKind.DiffFromZero when record.PageCount == 1:
-                    if (!ApplyDiff(StagedPage(staged, record.PageNumber, fromZero: true), data)) return BadRecord(path, entryOffset, record.PageNumber, "a page diff does not fit the page");
-                    break;
-                case JournalRecordKind.Full:
-                    for (var p = 0; p < record.PageCount; p++)
-                    {
-                        var page = StagedPage(staged, record.PageNumber + p, fromZero: true);
-                        var start = (long)p * PageLayout.PageSizeBytes;
-                        if (start < data.Length)
-                        {
-                            var slice = data.Slice((int)start, (int)Math.Min(PageLayout.PageSizeBytes, data.Length - start));
-                            slice.CopyTo(page);
-                        }
-                    }
-                    break;
-                default:
-                    return BadRecord(path, entryOffset, record.PageNumber, $"a page record has the unknown kind {(int)record.Kind}");
-            }
+            _replayed!.Apply(entry, payload, path, entryOffset);
         }
-        if (position != payload.Length) return BadRecord(path, entryOffset, -1, "the payload holds bytes after its last record");
-        foreach (var (number, page) in staged) _journalPages[number] = page;
+        catch (StorageCorruptedException e)
+        {
+            Report(ProblemSeverity.Error, "journal",
+                $"the entry of transaction {TransactionId + 1} has a valid checksum but is impossible ({StripLocation(e.Message)}); the snapshot stops at transaction {TransactionId}",
+                path, e.PageNumber, entryOffset);
+            return false;
+        }
         TransactionId = entry.TransactionId;
         NextPageNumber = entry.NextPageNumber;
         RootTree = entry.RootTree;
@@ -252,60 +243,14 @@ internal sealed class EnvironmentSnapshot : IDisposable
         return true;
     }
 
-    private byte[] StagedPage(Dictionary<long, byte[]> staged, long pageNumber, bool fromZero)
-    {
-        if (fromZero)
-        {
-            var fresh = new byte[PageLayout.PageSizeBytes];
-            staged[pageNumber] = fresh;
-            return fresh;
-        }
-        if (staged.TryGetValue(pageNumber, out var page)) return page;
-        page = new byte[PageLayout.PageSizeBytes];
-        if (_journalPages.TryGetValue(pageNumber, out var current))
-        {
-            current.CopyTo(page, 0);
-        }
-        else if ((pageNumber + 1) * PageLayout.PageSizeBytes <= FileLengthBytes)
-        {
-            ReadFully(_handle, page, pageNumber * PageLayout.PageSizeBytes);
-        }
-        staged[pageNumber] = page;
-        return page;
-    }
-
-    private static bool ApplyDiff(Span<byte> page, ReadOnlySpan<byte> diff)
-    {
-        var i = 0;
-        while (i < diff.Length)
-        {
-            if (i + PageDiff.RunHeaderSizeBytes > diff.Length) return false;
-            int at = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(diff[i..]);
-            int length = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(diff[(i + 2)..]);
-            i += PageDiff.RunHeaderSizeBytes;
-            if (length == 0 || at + length > PageLayout.PageSizeBytes || i + length > diff.Length) return false;
-            diff.Slice(i, length).CopyTo(page[at..]);
-            i += length;
-        }
-        return true;
-    }
-
-    private bool BadRecord(string path, long entryOffset, long pageNumber, string what)
-    {
-        Report(ProblemSeverity.Error, "journal",
-            $"the entry of transaction {TransactionId + 1} has a valid checksum but is impossible ({what}); the snapshot stops at transaction {TransactionId}",
-            path, pageNumber, entryOffset);
-        return false;
-    }
-
-    /// <summary>Whether the page's current version came from the journal (its checksum field is not meaningful).</summary>
-    public bool IsFromJournal(long pageNumber) => _journalPages.ContainsKey(pageNumber);
+    /// <summary>Whether the page's current version came from the journal (not yet in the data file).</summary>
+    public bool IsFromJournal(long pageNumber) => _replayed?.Contains(pageNumber) == true;
 
     /// <summary>
     /// Reads page <paramref name="pageNumber"/> as of the snapshot into <paramref name="destination"/> (one page).
     /// False, with the reason, when the page is not in the file.
     /// </summary>
-    public bool TryReadPage(long pageNumber, Span<byte> destination, out string? problem)
+    public unsafe bool TryReadPage(long pageNumber, Span<byte> destination, out string? problem)
     {
         if (destination.Length < PageLayout.PageSizeBytes) throw new ArgumentException("The buffer must hold a page.", nameof(destination));
         if (pageNumber < 0)
@@ -313,9 +258,10 @@ internal sealed class EnvironmentSnapshot : IDisposable
             problem = $"page number {pageNumber} is negative";
             return false;
         }
-        if (_journalPages.TryGetValue(pageNumber, out var image))
+        var image = _replayed is null ? null : _replayed.TryGetPage(pageNumber);
+        if (image is not null)
         {
-            image.CopyTo(destination);
+            new ReadOnlySpan<byte>(image, PageLayout.PageSizeBytes).CopyTo(destination);
             problem = null;
             return true;
         }
@@ -333,14 +279,14 @@ internal sealed class EnvironmentSnapshot : IDisposable
         }
         try
         {
-            var read = ReadFully(_handle, destination[..PageLayout.PageSizeBytes], pageNumber * PageLayout.PageSizeBytes);
+            var read = Platform.FileIo.Read(_handle, DataPath, destination[..PageLayout.PageSizeBytes], pageNumber * PageLayout.PageSizeBytes);
             if (read < PageLayout.PageSizeBytes)
             {
                 problem = $"page {pageNumber} could be read only in part ({read} bytes): the file shrank";
                 return false;
             }
         }
-        catch (IOException e)
+        catch (StorageException e)
         {
             problem = $"page {pageNumber} could not be read: {e.Message}";
             return false;
@@ -357,17 +303,9 @@ internal sealed class EnvironmentSnapshot : IDisposable
         return page;
     }
 
-    private static int ReadFully(SafeFileHandle handle, Span<byte> buffer, long offset)
+    public void Dispose()
     {
-        var total = 0;
-        while (total < buffer.Length)
-        {
-            var read = RandomAccess.Read(handle, buffer[total..], offset + total);
-            if (read == 0) break;
-            total += read;
-        }
-        return total;
+        _replayed?.Dispose();
+        _handle.Dispose();
     }
-
-    public void Dispose() => _handle.Dispose();
 }

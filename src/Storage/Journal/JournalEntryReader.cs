@@ -20,16 +20,12 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     {
         Path = path;
         Number = number;
-        try
-        {
-            _handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "open", path);
-        }
+        _handle = JournalFiles.OpenRead(path);
         LengthBytes = RandomAccess.GetLength(_handle);
     }
+
+    /// <summary>The file's header block (null, with the reason, when it has no valid header).</summary>
+    public JournalFileHeader? ReadFileHeader(out string? problem) => JournalFiles.ReadHeader(_handle, Path, out _, out problem);
 
     public string Path { get; }
 
@@ -44,6 +40,28 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     public bool TryRead(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out ReadOnlySpan<byte> payload, out long entrySizeBytes)
     {
         payload = default;
+        if (!TryReadHeaderAndChecksum(offsetBytes, environmentId, out header, out entrySizeBytes)) return false;
+        if (!header.IsCompressed)
+        {
+            if (header.UncompressedSizeBytes != header.PayloadSizeBytes) return false;
+            payload = header.PayloadSizeBytes <= int.MaxValue ? new ReadOnlySpan<byte>(_buffer.Pointer + JournalEntryHeader.SizeBytes, (int)header.PayloadSizeBytes) : throw TooLarge(offsetBytes);
+            return true;
+        }
+        if (header.UncompressedSizeBytes > int.MaxValue) throw TooLarge(offsetBytes);
+        _decompressed.EnsureCapacity(header.UncompressedSizeBytes, 0);
+        var source = new ReadOnlySpan<byte>(_buffer.Pointer + JournalEntryHeader.SizeBytes, (int)header.PayloadSizeBytes);
+        var target = new Span<byte>(_decompressed.Pointer, (int)header.UncompressedSizeBytes);
+        if (!BrotliDecoder.TryDecompress(source, target, out var written) || written != header.UncompressedSizeBytes)
+        {
+            throw new StorageCorruptedException("A journal entry with a valid checksum does not decompress to its stated size.", Path, offsetBytes: offsetBytes);
+        }
+        payload = target;
+        return true;
+    }
+
+    /// <summary>Reads the entry at <paramref name="offsetBytes"/> into the buffer and verifies its checksum, without decompressing it.</summary>
+    private bool TryReadHeaderAndChecksum(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out long entrySizeBytes)
+    {
         entrySizeBytes = 0;
         header = default;
         if (offsetBytes + JournalEntryHeader.SizeBytes > LengthBytes) return false;
@@ -64,38 +82,61 @@ internal sealed unsafe class JournalEntryReader : IDisposable
             if (FileIo.Read(_handle, Path, new Span<byte>(_buffer.Pointer + done, chunk), offsetBytes + done) < chunk) return false;
             done += chunk;
         }
-        if (header.Checksum != JournalEntryBuilder.ComputeChecksum(_buffer.Pointer, header.PayloadSizeBytes, header.TransactionId)) return false;
-
-        if (!header.IsCompressed)
-        {
-            if (header.UncompressedSizeBytes != header.PayloadSizeBytes) return false;
-            payload = header.PayloadSizeBytes <= int.MaxValue ? new ReadOnlySpan<byte>(_buffer.Pointer + JournalEntryHeader.SizeBytes, (int)header.PayloadSizeBytes) : throw TooLarge(offsetBytes);
-            return true;
-        }
-        if (header.UncompressedSizeBytes > int.MaxValue) throw TooLarge(offsetBytes);
-        _decompressed.EnsureCapacity(header.UncompressedSizeBytes, 0);
-        var source = new ReadOnlySpan<byte>(_buffer.Pointer + JournalEntryHeader.SizeBytes, (int)header.PayloadSizeBytes);
-        var target = new Span<byte>(_decompressed.Pointer, (int)header.UncompressedSizeBytes);
-        if (!BrotliDecoder.TryDecompress(source, target, out var written) || written != header.UncompressedSizeBytes)
-        {
-            throw new StorageCorruptedException("A journal entry with a valid checksum does not decompress to its stated size.", Path, offsetBytes: offsetBytes);
-        }
-        payload = target;
-        return true;
+        return header.Checksum == JournalEntryBuilder.ComputeChecksum(_buffer.Pointer, header.PayloadSizeBytes, header.TransactionId);
     }
 
-    /// <summary>Whether a valid entry of this environment newer than <paramref name="afterTransactionId"/> starts at any 4 KiB boundary at or after <paramref name="fromOffsetBytes"/>.</summary>
-    public bool HasLaterValidEntry(long fromOffsetBytes, ulong environmentId, long afterTransactionId)
+    /// <summary>
+    /// The valid entries of this environment newer than <paramref name="afterTransactionId"/> that start at a 4 KiB
+    /// boundary at or after <paramref name="fromOffsetBytes"/>: what damage before them would cut off. Reads the file
+    /// in large pieces and looks at each block's header before verifying a candidate whole.
+    /// </summary>
+    public void ScanLaterEntries(long fromOffsetBytes, ulong environmentId, long afterTransactionId, ref LaterEntries found)
     {
-        Span<byte> probe = stackalloc byte[JournalEntryHeader.SizeBytes];
-        for (var offset = AlignedBuffer.AlignUp(fromOffsetBytes); offset + JournalEntryHeader.SizeBytes <= LengthBytes; offset += AlignedBuffer.Alignment)
+        const int ChunkBytes = 1 << 20;
+        using var chunk = new AlignedBuffer(ChunkBytes);
+        var offset = AlignedBuffer.AlignUp(fromOffsetBytes);
+        while (offset + JournalEntryHeader.SizeBytes <= LengthBytes)
         {
-            if (FileIo.Read(_handle, Path, probe, offset) < probe.Length) return false;
-            var header = Unsafe.ReadUnaligned<JournalEntryHeader>(ref probe[0]);
-            if (header.Marker != JournalEntryHeader.ExpectedMarker || header.TransactionId <= afterTransactionId) continue;
-            if (TryRead(offset, environmentId, out var valid, out _, out _) && valid.TransactionId > afterTransactionId) return true;
+            var length = (int)Math.Min(ChunkBytes, LengthBytes - offset);
+            var read = FileIo.Read(_handle, Path, new Span<byte>(chunk.Pointer, length), offset);
+            if (read < JournalEntryHeader.SizeBytes) return;
+            var next = offset + (read & ~(AlignedBuffer.Alignment - 1));
+            if (next == offset) return;
+            for (var at = 0L; at + JournalEntryHeader.SizeBytes <= read; at += AlignedBuffer.Alignment)
+            {
+                var header = Unsafe.ReadUnaligned<JournalEntryHeader>(chunk.Pointer + at);
+                if (header.Marker != JournalEntryHeader.ExpectedMarker || header.EnvironmentId != environmentId || header.TransactionId <= afterTransactionId) continue;
+                bool valid;
+                long size;
+                try
+                {
+                    valid = TryReadHeaderAndChecksum(offset + at, environmentId, out _, out size);
+                }
+                catch (StorageCorruptedException)
+                {
+                    valid = false;
+                    size = 0;
+                }
+                if (!valid) continue;
+                found.Add(header.TransactionId, Number);
+                var end = offset + at + size;
+                if (end > offset + read)
+                {
+                    next = end;
+                    break;
+                }
+                at += size - AlignedBuffer.Alignment;
+            }
+            offset = next;
         }
-        return false;
+    }
+
+    /// <summary>Reads the first 128 bytes at <paramref name="offsetBytes"/> (fewer at the end of the file).</summary>
+    public ReadOnlySpan<byte> ReadBlockStart(long offsetBytes)
+    {
+        var span = new Span<byte>(_buffer.Pointer, JournalEntryHeader.SizeBytes);
+        var read = offsetBytes < LengthBytes ? FileIo.Read(_handle, Path, span, offsetBytes) : 0;
+        return span[..read];
     }
 
     private StorageCorruptedException TooLarge(long offset) =>
@@ -112,11 +153,45 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     {
         if (!Directory.Exists(directory)) return [];
         var files = new List<(long, string)>();
-        foreach (var path in Directory.EnumerateFiles(directory, "*" + JournalFile.Extension))
+        try
         {
-            if (JournalFile.TryParseNumber(System.IO.Path.GetFileName(path), out var number)) files.Add((number, path));
+            foreach (var path in Directory.EnumerateFiles(directory, "*" + JournalFile.Extension))
+            {
+                if (JournalFile.TryParseNumber(System.IO.Path.GetFileName(path), out var number)) files.Add((number, path));
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "list", directory);
         }
         files.Sort((a, b) => a.Item1.CompareTo(b.Item1));
         return files;
+    }
+}
+
+/// <summary>Valid entries found after a point of damage: what a strict open refuses to drop silently.</summary>
+internal struct LaterEntries
+{
+    public int Count;
+    public long FirstTransactionId;
+    public long LastTransactionId;
+    public long FirstFileNumber;
+    public long LastFileNumber;
+
+    public void Add(long transactionId, long fileNumber)
+    {
+        if (Count == 0)
+        {
+            FirstTransactionId = LastTransactionId = transactionId;
+            FirstFileNumber = LastFileNumber = fileNumber;
+        }
+        else
+        {
+            FirstTransactionId = Math.Min(FirstTransactionId, transactionId);
+            LastTransactionId = Math.Max(LastTransactionId, transactionId);
+            FirstFileNumber = Math.Min(FirstFileNumber, fileNumber);
+            LastFileNumber = Math.Max(LastFileNumber, fileNumber);
+        }
+        Count++;
     }
 }

@@ -36,6 +36,9 @@ internal sealed class JournalFile : IDisposable
     /// <summary>Opened O_DIRECT|O_DSYNC (false: O_DSYNC or write-through only).</summary>
     public bool IsDirect { get; }
 
+    /// <summary>The file held entries before (a retired file kept as a spare): stale bytes follow whatever it holds now.</summary>
+    public bool IsRecycled { get; set; }
+
     public static string FileName(long number) => number.ToString("D16", CultureInfo.InvariantCulture) + Extension;
 
     public static bool TryParseNumber(string fileName, out long number)
@@ -145,6 +148,22 @@ internal sealed class JournalFile : IDisposable
             throw FileIo.Translate(e, "write", Path);
         }
         Pal.JournalWrite(_native, Path, data, lengthBytes, offsetBytes);
+    }
+
+    /// <summary>Writes the file's header block durably (before the file is renamed into use).</summary>
+    public unsafe void WriteHeader(in JournalFileHeader header, IFaultInjector? faults)
+    {
+        using var block = new AlignedBuffer(JournalFileHeader.BlockBytes);
+        header.WriteBlock(block.Pointer);
+        Write(block.Pointer, JournalFileHeader.BlockBytes, 0, faults);
+    }
+
+    /// <summary>Writes an end marker durably at <paramref name="offsetBytes"/>, right after the file's last entry.</summary>
+    public unsafe void WriteEndMarker(in JournalEndMarker marker, long offsetBytes, IFaultInjector? faults)
+    {
+        using var block = new AlignedBuffer(JournalEndMarker.BlockBytes);
+        marker.WriteBlock(block.Pointer);
+        Write(block.Pointer, JournalEndMarker.BlockBytes, offsetBytes, faults);
     }
 
     public void Delete(IFaultInjector? faults)

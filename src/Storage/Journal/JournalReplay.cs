@@ -5,67 +5,238 @@ namespace Storage.Journal;
 /// <summary>Called for each entry of a replay, in transaction order; returning false ends the walk there.</summary>
 internal delegate bool JournalEntryVisitor(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffsetBytes);
 
+/// <summary>Journal damage found by a walk: what is wrong, where, and the valid entries it cuts off.</summary>
+internal sealed record JournalDamage(string Message, string Path, long OffsetBytes, long FromFileNumber, LaterEntries Lost)
+{
+    /// <summary>The transactions a recovery that accepts the loss would give up, in words.</summary>
+    public string LostDescription => Lost.Count == 0
+        ? "whatever the damaged part held (no valid entry after it was found)"
+        : $"{Lost.Count} valid later entr{(Lost.Count == 1 ? "y" : "ies")} (transactions {Lost.FirstTransactionId}-{Lost.LastTransactionId}, journal files {Lost.FirstFileNumber}-{Lost.LastFileNumber})";
+}
+
+/// <summary>What a walk of the journal found.</summary>
+internal sealed class JournalWalkResult
+{
+    public long LastTransactionId { get; set; }
+
+    public int EntriesReplayed { get; set; }
+
+    /// <summary>The file the walk ended in and the offset after its last replayed entry (where the next entry would go).</summary>
+    public long EndFileNumber { get; set; } = -1;
+
+    public string? EndPath { get; set; }
+
+    public long EndOffsetBytes { get; set; }
+
+    /// <summary>Where an incomplete or damaged entry after the last replayed one was dropped (never acknowledged, or damage that looks the same).</summary>
+    public string? TornTailPath { get; set; }
+
+    public long TornTailOffsetBytes { get; set; } = -1;
+
+    public string? TornTailReason { get; set; }
+
+    public bool TornTailDropped => TornTailPath is not null;
+
+    /// <summary>Damage that is not a torn tail; null when the journal is sound.</summary>
+    public JournalDamage? Damage { get; set; }
+
+    /// <summary>The visitor ended the walk (the snapshot found an impossible entry).</summary>
+    public bool StoppedByVisitor { get; set; }
+}
+
 /// <summary>
-/// The replay rules, shared by recovery and by the read-only snapshot: starting where the header says the
-/// synced state ends, entries must carry consecutive transaction ids. The first entry that is not whole ends
-/// the replay when nothing valid follows it (a torn tail, never acknowledged); when a valid later entry
-/// follows it, the journal is damaged in the middle and the walk throws naming file and offset.
+/// The replay rules, shared by recovery, the read-only snapshot and the inspection tool. The walk starts where the
+/// data file's header says the synced state ends and follows entries with consecutive transaction ids, within a
+/// file and from file to file (by the end marker the writer leaves, or by the next file's header). Every file on
+/// the way must carry a valid header of this environment with its own number, and be as long as that header says.
 /// </summary>
+/// <remarks>
+/// Where the walk ends: an invalid entry there is a torn tail (an entry never acknowledged, or damage that looks
+/// exactly like one) when no valid later entry follows it anywhere; the result says so. Damage is anything else:
+/// a valid later entry after the end, a missing file that the header or an end marker points to, a file cut short,
+/// a file header that is wrong. The walk does not throw for damage; the caller decides (a strict open fails, an open
+/// that accepts the loss keeps what was replayed).
+/// </remarks>
 internal static class JournalReplay
 {
-    public static void Walk(IReadOnlyList<(long Number, string Path)> files, in FileHeader header, JournalEntryVisitor visit)
+    public static JournalWalkResult Walk(IReadOnlyList<(long Number, string Path)> files, string journalDirectory, in FileHeader header, JournalEntryVisitor visit)
     {
         var environmentId = header.EnvironmentId;
-        var lastTransactionId = header.LastSyncedTransactionId;
-        (string Path, long Offset)? stop = null;
-        for (var i = 0; i < files.Count && stop is null; i++)
+        var byNumber = new Dictionary<long, string>(files.Count);
+        foreach (var (number, path) in files) byNumber[number] = path;
+        var result = new JournalWalkResult { LastTransactionId = header.LastSyncedTransactionId };
+
+        var fileNumber = header.JournalFileNumber;
+        var offset = header.JournalOffsetBytes;
+        var firstFile = true;
+        while (true)
         {
-            var (number, path) = files[i];
-            if (number < header.JournalFileNumber) continue;
-            using var reader = new JournalEntryReader(path, number);
-            var offset = number == header.JournalFileNumber ? header.JournalOffsetBytes : 0;
-            while (reader.TryRead(offset, environmentId, out var entry, out var payload, out var size) && entry.TransactionId == lastTransactionId + 1)
+            if (!byNumber.TryGetValue(fileNumber, out var path))
             {
-                if (!visit(entry, payload, path, offset)) return;
-                lastTransactionId = entry.TransactionId;
+                var expected = Path.Combine(journalDirectory, JournalFile.FileName(fileNumber));
+                var why = firstFile
+                    ? $"Journal file {JournalFile.FileName(fileNumber)} is missing; the data file's header says transaction {result.LastTransactionId + 1} goes there."
+                    : $"Journal file {JournalFile.FileName(fileNumber)} is missing; the journal file before it says the journal continues there with transaction {result.LastTransactionId + 1}.";
+                SetDamage(result, files, environmentId, why, expected, 0, fileNumber, fromOffsetInFile: 0);
+                return result;
+            }
+            using var reader = new JournalEntryReader(path, fileNumber);
+            CheckFileHeader(reader, environmentId, fileNumber, firstFile ? null : result.LastTransactionId + 1, ref offset, result, files);
+            result.EndFileNumber = fileNumber;
+            result.EndPath = path;
+            result.EndOffsetBytes = offset;
+            while (reader.TryRead(offset, environmentId, out var entry, out var payload, out var size) && entry.TransactionId == result.LastTransactionId + 1)
+            {
+                if (!visit(entry, payload, path, offset))
+                {
+                    result.StoppedByVisitor = true;
+                    return result;
+                }
+                result.LastTransactionId = entry.TransactionId;
+                result.EntriesReplayed++;
                 offset += size;
+                result.EndOffsetBytes = offset;
             }
-            // A file the writer left for the next one ends with space it never used; the next file must then
-            // start with the next transaction. Otherwise this is where the journal ends.
-            var nextStartsRight = i + 1 < files.Count && StartsWith(files[i + 1], environmentId, lastTransactionId + 1);
-            if (!nextStartsRight) stop = (path, offset);
-        }
-        if (stop is { } s) CheckNothingValidFollows(files, environmentId, lastTransactionId, s.Path, s.Offset);
-    }
 
-    private static bool StartsWith((long Number, string Path) file, ulong environmentId, long transactionId)
-    {
-        using var reader = new JournalEntryReader(file.Path, file.Number);
-        return reader.TryRead(0, environmentId, out var entry, out _, out _) && entry.TransactionId == transactionId;
-    }
-
-    private static void CheckNothingValidFollows(IReadOnlyList<(long Number, string Path)> files, ulong environmentId, long lastTransactionId, string stopPath, long stopOffset)
-    {
-        var after = false;
-        foreach (var (number, path) in files)
-        {
-            var from = 0L;
-            if (path == stopPath)
+            var block = reader.ReadBlockStart(offset);
+            if (JournalEndMarker.TryParse(block, environmentId, fileNumber) is { } marker)
             {
-                after = true;
-                from = stopOffset;
-            }
-            else if (!after)
-            {
+                if (marker.NextTransactionId != result.LastTransactionId + 1)
+                {
+                    SetDamage(result, files, environmentId,
+                        $"Journal file {Path.GetFileName(path)} ends with a pointer to transaction {marker.NextTransactionId}, but its last entry is transaction {result.LastTransactionId}.",
+                        path, offset, fileNumber, offset);
+                    return result;
+                }
+                fileNumber = marker.NextFileNumber;
+                offset = JournalFileHeader.BlockBytes;
+                firstFile = false;
                 continue;
             }
-            using var reader = new JournalEntryReader(path, number);
-            if (reader.HasLaterValidEntry(from, environmentId, lastTransactionId))
+            if (result.Damage is null && StartsNext(byNumber, fileNumber + 1, environmentId, result.LastTransactionId + 1))
             {
-                throw new StorageCorruptedException(
-                    $"The journal entry after transaction {lastTransactionId} is damaged, and valid later entries follow it.",
-                    stopPath, offsetBytes: stopOffset);
+                // The writer put the next file into use but stopped before it wrote the marker here: nothing after it was acknowledged in this file.
+                fileNumber++;
+                offset = JournalFileHeader.BlockBytes;
+                firstFile = false;
+                continue;
+            }
+
+            if (result.Damage is null)
+            {
+                ClassifyTail(reader, block, environmentId, result, offset);
+                var lost = default(LaterEntries);
+                reader.ScanLaterEntries(offset, environmentId, result.LastTransactionId, ref lost);
+                ScanFilesAfter(files, fileNumber, environmentId, result.LastTransactionId, ref lost);
+                if (lost.Count > 0)
+                {
+                    result.TornTailPath = null;
+                    result.TornTailReason = null;
+                    result.TornTailOffsetBytes = -1;
+                    result.Damage = new JournalDamage(
+                        $"The journal entry after transaction {result.LastTransactionId} is damaged, and valid later entries follow it (transactions {lost.FirstTransactionId}-{lost.LastTransactionId}).",
+                        path, offset, fileNumber, lost);
+                }
+            }
+            else
+            {
+                // Damage found in this file's header or length: what is cut off is whatever valid follows.
+                var lost = default(LaterEntries);
+                reader.ScanLaterEntries(offset, environmentId, result.LastTransactionId, ref lost);
+                ScanFilesAfter(files, fileNumber, environmentId, result.LastTransactionId, ref lost);
+                result.Damage = result.Damage with { Lost = lost };
+            }
+            return result;
+        }
+    }
+
+    /// <summary>
+    /// The file must carry a valid header of this environment with its own number and be exactly as long as the
+    /// header says (journal files are pre-sized: a shorter one was cut). Damage found here is recorded, and the walk
+    /// still replays the valid entries the file holds, so an open that accepts the loss keeps them.
+    /// </summary>
+    private static void CheckFileHeader(JournalEntryReader reader, ulong environmentId, long fileNumber, long? firstTransactionId, ref long offset,
+        JournalWalkResult result, IReadOnlyList<(long Number, string Path)> files)
+    {
+        var name = Path.GetFileName(reader.Path);
+        var fileHeader = reader.ReadFileHeader(out var problem);
+        string? why = null;
+        if (fileHeader is not { } h) why = $"Journal file {name} has no valid header ({problem}).";
+        else if (h.EnvironmentId != environmentId) why = $"Journal file {name} belongs to another environment ({h.EnvironmentId:x16}).";
+        else if (h.FileNumber != fileNumber) why = $"Journal file {name} says it is file {h.FileNumber}.";
+        else if (reader.LengthBytes != h.SizeBytesOfFile) why = $"Journal file {name} is {reader.LengthBytes:N0} bytes long, but its header says {h.SizeBytesOfFile:N0}: it was cut short (or extended) after it was written.";
+        else if (firstTransactionId is { } first && h.FirstTransactionId != first) why = $"Journal file {name} starts with transaction {h.FirstTransactionId}, but the journal continues with transaction {first}.";
+        if (offset < JournalFileHeader.BlockBytes || offset > reader.LengthBytes)
+        {
+            why ??= $"The data file's header points to offset {offset} of journal file {name}, outside its entries.";
+            offset = Math.Clamp(offset, JournalFileHeader.BlockBytes, Math.Max(JournalFileHeader.BlockBytes, reader.LengthBytes));
+        }
+        if (why is not null && result.Damage is null)
+        {
+            result.Damage = new JournalDamage(why, reader.Path, 0, fileNumber, default);
+        }
+    }
+
+    private static bool StartsNext(Dictionary<long, string> byNumber, long fileNumber, ulong environmentId, long transactionId)
+    {
+        if (!byNumber.TryGetValue(fileNumber, out var path)) return false;
+        var header = JournalFiles.ReadHeader(path, out var length, out _);
+        return header is { } h && h.EnvironmentId == environmentId && h.FileNumber == fileNumber && h.FirstTransactionId == transactionId && h.SizeBytesOfFile == length;
+    }
+
+    /// <summary>
+    /// Says whether the bytes where the walk ended show an entry that was dropped: a header of this environment
+    /// for the next transaction (written in part, or damaged), a torn end marker, or, in a file never recycled,
+    /// anything but zeros. A recycled file holds stale bytes of its earlier use there, which say nothing.
+    /// </summary>
+    private static void ClassifyTail(JournalEntryReader reader, ReadOnlySpan<byte> block, ulong environmentId, JournalWalkResult result, long offset)
+    {
+        if (block.Length == 0 || !block.ContainsAnyExcept((byte)0)) return;
+        string? reason = null;
+        var marker = BitConverter.ToUInt64(block);
+        if (marker == JournalEntryHeader.ExpectedMarker && block.Length >= JournalEntryHeader.SizeBytes)
+        {
+            var entry = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEntryHeader>(block);
+            if (entry.EnvironmentId == environmentId && entry.TransactionId > result.LastTransactionId)
+            {
+                reason = $"an incomplete or damaged entry of transaction {entry.TransactionId}";
             }
         }
+        else if (marker == JournalEndMarker.ExpectedMagic && block.Length >= JournalEndMarker.SizeBytes)
+        {
+            var end = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEndMarker>(block);
+            if (end.FileNumber == reader.Number) reason = "an incomplete or damaged end marker";
+        }
+        else if (reader.ReadFileHeader(out _) is { } h && (h.Flags & JournalFileHeader.RecycledFlag) == 0)
+        {
+            reason = "bytes that are not an entry after the last one";
+        }
+        if (reason is null) return;
+        result.TornTailPath = reader.Path;
+        result.TornTailOffsetBytes = offset;
+        result.TornTailReason = reason;
+    }
+
+    private static void ScanFilesAfter(IReadOnlyList<(long Number, string Path)> files, long afterFileNumber, ulong environmentId, long afterTransactionId, ref LaterEntries lost)
+    {
+        foreach (var (number, path) in files)
+        {
+            if (number <= afterFileNumber) continue;
+            using var reader = new JournalEntryReader(path, number);
+            reader.ScanLaterEntries(0, environmentId, afterTransactionId, ref lost);
+        }
+    }
+
+    private static void SetDamage(JournalWalkResult result, IReadOnlyList<(long Number, string Path)> files, ulong environmentId, string message, string path,
+        long offset, long fromFileNumber, long fromOffsetInFile)
+    {
+        var lost = default(LaterEntries);
+        foreach (var (number, filePath) in files)
+        {
+            if (number < fromFileNumber) continue;
+            using var reader = new JournalEntryReader(filePath, number);
+            reader.ScanLaterEntries(number == fromFileNumber ? fromOffsetInFile : 0, environmentId, result.LastTransactionId, ref lost);
+        }
+        result.Damage ??= new JournalDamage(message, path, offset, fromFileNumber, lost);
     }
 }

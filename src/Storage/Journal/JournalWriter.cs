@@ -1,3 +1,4 @@
+using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;
@@ -7,9 +8,17 @@ namespace Storage.Journal;
 /// prepared in the background before the current one fills, files grow (doubling, up to the maximum)
 /// while the load needs them, and retired files are recycled as spares or deleted.
 /// </summary>
+/// <remarks>
+/// Moving to a new file, in this order, so that recovery can tell a missing or cut file from the end of the
+/// journal: the new file's header (number, size, first transaction) is written durably while it is still a
+/// spare; the spare is renamed to its number (directory synced); then, inside the next durable write, an end
+/// marker goes after the old file's last entry, pointing to the new file, and only then the entry. Every file
+/// keeps one block free at its end for that marker.
+/// </remarks>
 internal sealed unsafe class JournalWriter : IDisposable
 {
     private readonly string _directory;
+    private readonly ulong _environmentId;
     private readonly IFaultInjector? _faults;
     private readonly PlatformIo _io;
     private readonly long _maxFileSizeBytes;
@@ -28,30 +37,50 @@ internal sealed unsafe class JournalWriter : IDisposable
     private long _durableWrites;
     private long _bytesWritten;
 
-    public JournalWriter(string directory, long firstFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
+    /// <summary>The end marker the next durable write puts in the previous file before the entry (set by a switch).</summary>
+    private (JournalFile File, long OffsetBytes, JournalEndMarker Marker)? _pendingEndMarker;
+
+    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
     {
         _directory = directory;
+        _environmentId = environmentId;
         _faults = faults;
         _io = io;
-        _nextNumber = firstFileNumber;
+        _nextNumber = firstFreeFileNumber;
         _nextSizeBytes = minFileSizeBytes;
         _maxFileSizeBytes = maxFileSizeBytes;
         AdoptSpares();
     }
 
-    /// <summary>Spares left by an earlier run are pre-written already: keep them for use.</summary>
+    /// <summary>
+    /// Spares left by an earlier run are pre-written already: keep them for use. A spare is ours when its first
+    /// block is zero (never used) or a journal file header of this environment (recycled); anything else is left alone.
+    /// </summary>
     private void AdoptSpares()
     {
         if (!Directory.Exists(_directory)) return;
         foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
         {
             var name = Path.GetFileNameWithoutExtension(path);
-            if (name.StartsWith("spare-", StringComparison.Ordinal) && long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
+            if (!name.StartsWith("spare-", StringComparison.Ordinal)
+                || !long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
             {
-                _spareCounter = Math.Max(_spareCounter, counter);
+                continue;
             }
-            if (_spares.Count < MaxSpares && new FileInfo(path).Length >= _nextSizeBytes) _spares.Enqueue(JournalFile.Open(path, number: -1, _io));
-            else File.Delete(path);
+            _spareCounter = Math.Max(_spareCounter, counter);
+            var ownership = JournalFiles.Ownership(path, _environmentId);
+            if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
+            var length = new FileInfo(path).Length;
+            if (_spares.Count < MaxSpares && length >= _nextSizeBytes && length % AlignedBuffer.Alignment == 0)
+            {
+                var spare = JournalFile.Open(path, number: -1, _io);
+                spare.IsRecycled = ownership == JournalFileOwnership.Own;
+                _spares.Enqueue(spare);
+            }
+            else
+            {
+                JournalFiles.Delete(path, _faults);
+            }
         }
     }
 
@@ -70,12 +99,41 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
     }
 
+    /// <summary>Where the next entry goes: the current file and offset.</summary>
+    public (long FileNumber, long OffsetBytes) Position
+    {
+        get
+        {
+            lock (_lock) return (_files[^1].Number, _position);
+        }
+    }
+
+    /// <summary>At open: appends after the last entry of an existing file (recovery checked its header and size).</summary>
+    public void Continue(long number, string path, long positionBytes)
+    {
+        var file = JournalFile.Open(path, number, _io);
+        lock (_lock)
+        {
+            _files.Add(file);
+            _position = positionBytes;
+            IsDirect = file.IsDirect;
+            _nextNumber = Math.Max(_nextNumber, number + 1);
+        }
+    }
+
+    /// <summary>At open, after recovery: puts a new file into use for <paramref name="firstTransactionId"/> (durable before it returns).</summary>
+    public void StartFile(long firstTransactionId)
+    {
+        System.Diagnostics.Debug.Assert(_files.Count == 0, "a file is started only before any is in use");
+        Switch(0, firstTransactionId);
+    }
+
     /// <summary>
-    /// Makes sure the current file has room for an entry of <paramref name="lengthBytes"/>, switching to a
-    /// spare (or creating one) if not. Writes nothing of the entry: a failure here (a full disk) leaves the
-    /// journal as it was.
+    /// Makes sure the current file has room for an entry of <paramref name="lengthBytes"/> (and the end marker
+    /// after it), switching to a spare (or creating one) if not. Writes nothing to the current file: a failure
+    /// here (a full disk) leaves the journal as it was.
     /// </summary>
-    public void Reserve(long lengthBytes)
+    public void Reserve(long lengthBytes, long transactionId)
     {
         JournalFile? current;
         lock (_lock)
@@ -83,7 +141,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             if (_closed) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed; its journal takes no more entries.");
             current = _files.Count > 0 ? _files[^1] : null;
         }
-        if (current is null || _position + lengthBytes > current.SizeBytes) Switch(lengthBytes);
+        if (current is null || _position + lengthBytes + JournalEndMarker.BlockBytes > current.SizeBytes) Switch(lengthBytes, transactionId);
     }
 
     /// <summary>Writes one entry durably, after <see cref="Reserve"/>. Returns where it starts.</summary>
@@ -94,7 +152,13 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             current = _files[^1];
         }
-        System.Diagnostics.Debug.Assert(_position + lengthBytes <= current.SizeBytes, "Reserve made room for the entry");
+        System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
+        if (_pendingEndMarker is { } pending)
+        {
+            pending.File.WriteEndMarker(pending.Marker, pending.OffsetBytes, _faults);
+            _pendingEndMarker = null;
+            Interlocked.Increment(ref _durableWrites);
+        }
         var start = _position;
         long done = 0;
         while (done < lengthBytes)
@@ -110,7 +174,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         return (current.Number, start);
     }
 
-    private void Switch(long entryBytes)
+    private void Switch(long entryBytes, long transactionId)
     {
         JournalFile? next;
         Task? preparing;
@@ -130,21 +194,19 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             _spares.TryDequeue(out next);
         }
-        if (next is not null && next.SizeBytes < entryBytes)
+        var needed = JournalFileHeader.BlockBytes + AlignedBuffer.AlignUp(entryBytes) + JournalEndMarker.BlockBytes;
+        if (next is not null && next.SizeBytes < needed)
         {
             next.Delete(_faults);
             next = null;
         }
-        if (next is null)
-        {
-            var size = Math.Max(_nextSizeBytes, Paging.AlignedBuffer.AlignUp(entryBytes));
-            next = JournalFile.CreateSpare(_directory, NextSpareName(), size, _io, _faults);
-        }
-        // The number is used up even if the rename fails part-way: a retry must not collide with a file of
-        // that name that may exist (empty of entries, which recovery skips).
+        next ??= JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, needed), _io, _faults);
+        // The number is used up even if what follows fails: a retry must not collide with a file of that name that
+        // may exist (its header then names a file that holds no entries, which recovery skips).
         var number = _nextNumber++;
         try
         {
+            next.WriteHeader(JournalFileHeader.Create(_environmentId, number, next.SizeBytes, transactionId, next.IsRecycled), _faults);
             next.Rename(_directory, JournalFile.FileName(number), number, _faults);
         }
         catch
@@ -154,8 +216,14 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
         lock (_lock)
         {
+            if (_files.Count > 0)
+            {
+                // The previous file holds the last committed entry, so no sync can retire it before the marker is written.
+                var previous = _files[^1];
+                _pendingEndMarker = (previous, _position, JournalEndMarker.Create(_environmentId, previous.Number, number, transactionId));
+            }
             _files.Add(next);
-            _position = 0;
+            _position = JournalFileHeader.BlockBytes;
             IsDirect = next.IsDirect;
             if (_files.Count > 1) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
             StartPreparingSpare();
@@ -175,7 +243,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
             lock (_lock)
             {
-                if (_spares.Count < MaxSpares)
+                if (_spares.Count < MaxSpares && !_closed)
                 {
                     _spares.Enqueue(file);
                     return;
@@ -208,7 +276,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             {
                 // Recycling costs a rename instead of writing the whole file again; small files from the
                 // start-up ramp are not worth keeping once files have grown.
-                keep = _spares.Count < MaxSpares && file.SizeBytes >= _nextSizeBytes;
+                keep = _spares.Count < MaxSpares && file.SizeBytes >= _nextSizeBytes && !_closed;
             }
             if (!keep)
             {
@@ -216,6 +284,7 @@ internal sealed unsafe class JournalWriter : IDisposable
                 continue;
             }
             file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
+            file.IsRecycled = true;
             lock (_lock) _spares.Enqueue(file);
         }
         return retired.Count;
@@ -237,6 +306,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             foreach (var f in _files) f.Dispose();
             _files.Clear();
             while (_spares.TryDequeue(out var spare)) spare.Dispose();
+            _pendingEndMarker = null;
         }
     }
 }

@@ -69,6 +69,22 @@ internal static unsafe class PageDiff
         return Math.Max(last, j);
     }
 
+    /// <summary>Whether <paramref name="diff"/> is a sequence of runs that all lie inside a page.</summary>
+    public static bool IsWellFormed(ReadOnlySpan<byte> diff)
+    {
+        var i = 0;
+        while (i < diff.Length)
+        {
+            if (i + RunHeaderSizeBytes > diff.Length) return false;
+            int at = BinaryPrimitives.ReadUInt16LittleEndian(diff[i..]);
+            int length = BinaryPrimitives.ReadUInt16LittleEndian(diff[(i + 2)..]);
+            i += RunHeaderSizeBytes;
+            if (length == 0 || at + length > PageSize || i + length > diff.Length) return false;
+            i += length;
+        }
+        return true;
+    }
+
     /// <summary>Applies encoded runs to a page; a run outside the page is corruption.</summary>
     public static void Apply(byte* page, ReadOnlySpan<byte> diff, string filePath, long pageNumber, long offsetBytes)
     {

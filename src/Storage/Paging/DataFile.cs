@@ -103,11 +103,13 @@ internal sealed unsafe class DataFile : IDisposable
     }
 
     /// <summary>
-    /// Checks, once per page, that a page read through the map says it is that page and matches its
-    /// checksum. An overflow run's checksum covers the whole run, whose length its first page gives;
-    /// <paramref name="mappedPages"/> bounds it (the run must lie inside the map).
+    /// Checks, once per page, that a page read through the map says it is that page, matches its checksum, and
+    /// was written by a transaction the reader's snapshot (<paramref name="snapshotTransactionId"/>) includes: the
+    /// flusher never writes a version newer than the oldest snapshot, so a newer page is a future the journal lost.
+    /// An overflow run's checksum covers the whole run, whose length its first page gives; <paramref name="mappedPages"/>
+    /// bounds it (the run must lie inside the map).
     /// </summary>
-    public void Validate(byte* page, long pageNumber, long mappedPages)
+    public void Validate(byte* page, long pageNumber, long mappedPages, long snapshotTransactionId)
     {
         var bits = Volatile.Read(ref _validated);
         var word = pageNumber >> 6;
@@ -133,6 +135,12 @@ internal sealed unsafe class DataFile : IDisposable
         {
             throw new StorageCorruptedException($"Page checksum mismatch (stored {header->Checksum:x8}, computed {expected:x8}).", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
         }
+        if (header->TransactionId > snapshotTransactionId)
+        {
+            throw new StorageCorruptedException(
+                $"Page was written by transaction {header->TransactionId}, after the state being read (transaction {snapshotTransactionId}): the data file holds a change the journal no longer has.",
+                Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
+        }
         if (word < bits.Length) Interlocked.Or(ref bits[word], mask);
     }
 
@@ -142,18 +150,26 @@ internal sealed unsafe class DataFile : IDisposable
 
     /// <summary>
     /// Writes page versions sorted by page number through the backend, which merges adjacent ones into one
-    /// vectored write each. Stamps each page's checksum first. Returns the number of write calls (runs).
+    /// vectored write each. The pages carry the checksum their commit stamped. Returns the number of write calls (runs).
     /// </summary>
     public int WriteSorted(IReadOnlyList<(long PageNumber, ScratchBuffer Buffer)> pages)
     {
-        for (var i = 0; i < pages.Count; i++) StampChecksum(pages[i].Buffer, pages[i].PageNumber);
+#if DEBUG
+        for (var i = 0; i < pages.Count; i++)
+        {
+            var header = (PageHeader*)pages[i].Buffer.Pointer;
+            Debug.Assert(header->PageNumber == pages[i].PageNumber, "scratch page knows its own number");
+            Debug.Assert(header->Checksum == Crc32C.ComputePage(pages[i].Buffer.Pointer, pages[i].Buffer.SizeBytes), "the commit stamped the page's checksum");
+        }
+#endif
         return _writer.Write(_handle, Path, pages, _faults);
     }
 
-    private static void StampChecksum(ScratchBuffer buffer, long pageNumber)
+    /// <summary>Stamps the transaction that changes a page and the page's checksum (over the whole run for an overflow value), at commit.</summary>
+    public static void Stamp(ScratchBuffer buffer, long transactionId)
     {
         var header = (PageHeader*)buffer.Pointer;
-        Debug.Assert(header->PageNumber == pageNumber, "scratch page knows its own number");
+        header->TransactionId = transactionId;
         header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
     }
 

@@ -20,7 +20,8 @@ internal struct PageHeader
     /// <summary>Slotted pages: start of node data (grows down from the end of the page).</summary>
     [FieldOffset(12)] public ushort Upper;
 
-    [FieldOffset(14)] public ushort Reserved;
+    /// <summary>Bits 32..47 of <see cref="TransactionId"/>.</summary>
+    [FieldOffset(14)] public ushort TransactionIdHigh;
 
     /// <summary>Overflow runs: the value's size in bytes (the run holds header + value).</summary>
     [FieldOffset(16)] public int OverflowSizeBytes;
@@ -31,7 +32,25 @@ internal struct PageHeader
     /// <summary>The tree that owns the page (0 = the root tree of tree names).</summary>
     [FieldOffset(24)] public int TreeId;
 
-    [FieldOffset(28)] public int Reserved2;
+    /// <summary>Bits 0..31 of <see cref="TransactionId"/>.</summary>
+    [FieldOffset(28)] public uint TransactionIdLow;
+
+    /// <summary>
+    /// The transaction that last changed the page (48 bits, stamped at commit with the checksum). A page in the
+    /// data file newer than the state that reads it is damage: the data file holds a future the journal lost.
+    /// </summary>
+    public long TransactionId
+    {
+        readonly get => ((long)TransactionIdHigh << 32) | TransactionIdLow;
+        set
+        {
+            TransactionIdLow = (uint)value;
+            TransactionIdHigh = (ushort)(value >> 32);
+        }
+    }
+
+    /// <summary>Transaction ids must fit the 48 bits a page header keeps.</summary>
+    public const long MaxTransactionId = (1L << 48) - 1;
 
     public const int ChecksumOffset = 20;
     public const int ChecksumSizeBytes = 4;

@@ -91,7 +91,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
                 page = mapping.PagePointer(pageNumber);
             }
         }
-        _dataFile.Validate(page, pageNumber, mapping.PageCount);
+        _dataFile.Validate(page, pageNumber, mapping.PageCount, State.TransactionId);
         return page;
     }
 
@@ -173,8 +173,32 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     public long AllocatePages(int count, long nearPageNumber, out byte* firstPage)
     {
         var pageNumber = _env.FreeSpace.Allocate(this, count, nearPageNumber);
+        for (var p = pageNumber; p < pageNumber + count; p++) CheckNotInUse(p);
         firstPage = CreatePages(pageNumber, count);
         return pageNumber;
+    }
+
+    /// <summary>The write transaction this store belongs to (it knows the roots of the trees it opened).</summary>
+    public WriteTransaction? Owner { get; set; }
+
+    /// <summary>
+    /// What can be checked cheaply that the bitmap did not hand out a page in use: not a page this transaction
+    /// changed and still uses, not the root of a tree it has open. Overwriting one would lose data silently, so the
+    /// environment is poisoned instead (reopening does not help until the bitmap is repaired).
+    /// </summary>
+    private void CheckNotInUse(long pageNumber)
+    {
+        string? what = null;
+        ref var dirty = ref CollectionsMarshal.GetValueRefOrNullRef(_dirty!, pageNumber);
+        if (!Unsafe.IsNullRef(ref dirty) && !dirty.IsFreed) what = "a page this transaction changed";
+        else if (Owner?.IsOpenTreeRoot(pageNumber) == true) what = "the root page of an open tree";
+        if (what is null) return;
+        var bitmap = FreeSpaceLayout.BitmapPageFor(pageNumber);
+        var error = new StorageCorruptedException(
+            $"The free-space bitmap handed out page {pageNumber}, which is {what}: the bitmap is damaged. The environment stops accepting writes.",
+            _dataFile.Path, bitmap, bitmap * PageLayout.PageSizeBytes + FreeSpaceLayout.BitmapOffsetBytes + FreeSpaceLayout.BitIndex(pageNumber) / 8);
+        _env.Poison(error);
+        throw error;
     }
 
     public byte* CreatePage(long pageNumber) => CreatePages(pageNumber, 1);

@@ -7,45 +7,100 @@ public sealed class A_torn_journal_tail
     private static int BigValues(int t) => t % 3 == 0 ? 4 : 1;
 
     [Fact]
-    public async Task Truncated_at_any_4KiB_boundary_inside_the_last_entries_recovers_exactly_the_last_whole_transaction()
+    public async Task Zeroed_from_any_4KiB_boundary_inside_the_last_entries_recovers_exactly_the_last_whole_transaction()
     {
-        using var fixture = JournalFixture.Create(synced: 5, total: 14, BigValues);
+        using var fixture = JournalFixture.Create(synced: 5, total: 20, BigValues);
         var newestFile = fixture.Chain[^1].Path;
         var inNewest = fixture.Chain.Where(e => e.Path == newestFile).ToList();
         var lastFew = inNewest.TakeLast(4).ToList();
-        Assert.True(lastFew.Sum(e => e.SizeBytes) / 4096 >= 6, "the last entries span several blocks");
+        Assert.True(lastFew.Count >= 2 && lastFew.Sum(e => e.SizeBytes) / 4096 >= 4, "the last entries span several blocks");
 
         var cuts = 0;
         for (var cut = lastFew[0].OffsetBytes; cut <= lastFew[^1].EndOffsetBytes; cut += 4096)
         {
             var copy = fixture.Copy($"cut-{cut}");
             var file = JournalFixture.InCopy(copy, fixture.Chain[^1]);
-            JournalInspector.Truncate(file, cut);
+            // What a write that never reached the disk leaves: the file keeps its size, the blocks are still the pre-written zeros.
+            JournalInspector.Zero(file, cut, new FileInfo(file).Length - cut);
             // The last transaction whose entry ends at or before the cut (entries before the newest file are whole).
             var expected = fixture.Chain.Where(e => e.Path != newestFile || e.EndOffsetBytes <= cut).Max(e => e.TransactionId);
 
-            var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, $"cut at {cut}"));
+            var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, $"zeroed from {cut}"));
 
             Assert.Equal(expected, last);
             TempDirectory.DeleteDirectory(copy);
             cuts++;
         }
-        Assert.True(cuts >= 6);
+        Assert.True(cuts >= 4);
     }
 
     [Fact]
-    public async Task Truncated_to_nothing_recovers_everything_before_that_file()
+    public async Task Cut_short_fails_a_strict_open_naming_the_file_and_opens_at_the_last_whole_transaction_when_the_loss_is_accepted()
+    {
+        using var fixture = JournalFixture.Create(synced: 3, total: 20, BigValues);
+        var newest = fixture.Chain[^1];
+        var inNewest = fixture.Chain.Where(e => e.Path == newest.Path).ToList();
+        var cut = inNewest[inNewest.Count / 2].EndOffsetBytes;
+        var copy = fixture.Copy("cut");
+        var file = JournalFixture.InCopy(copy, newest);
+        JournalInspector.Truncate(file, cut);
+        var journalBefore = DataFileInspector.Hash(file);
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
+
+        var corrupted = Expect.Exception<StorageCorruptedException>(error);
+        Assert.Equal(Path.GetFullPath(file), corrupted.Path);
+        Assert.Contains("cut short", corrupted.Message, StringComparison.Ordinal);
+        Assert.Equal(journalBefore, DataFileInspector.Hash(file));
+
+        var accepting = JournalFixture.Options with { JournalRecovery = JournalRecoveryMode.DiscardAfterDamage };
+        var recovery = await Within.Run(() =>
+        {
+            using var env = StorageEnvironment.Open(copy, accepting);
+            return env.GetStats().Recovery;
+        });
+        var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "cut short, loss accepted"));
+        Assert.Equal(inNewest[inNewest.Count / 2].TransactionId, last);
+        Assert.NotNull(recovery.Damage);
+        Assert.NotNull(recovery.LostJournalsDirectory);
+        Assert.True(File.Exists(Path.Combine(recovery.LostJournalsDirectory!, Path.GetFileName(file))), "the cut file is kept aside");
+    }
+
+    [Fact]
+    public async Task Newest_file_deleted_fails_a_strict_open_and_opens_before_it_when_the_loss_is_accepted()
     {
         using var fixture = JournalFixture.Create(synced: 3, total: 30, BigValues);
         var newest = fixture.Chain[^1];
         var firstInNewest = fixture.Chain.First(e => e.Path == newest.Path);
         Assert.True(firstInNewest.TransactionId > fixture.Synced + 1, "the journal spans more than one file");
-        var copy = fixture.Copy("empty");
-        JournalInspector.Truncate(JournalFixture.InCopy(copy, newest), 0);
+        var copy = fixture.Copy("deleted");
+        File.Delete(JournalFixture.InCopy(copy, newest));
 
-        var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "newest file emptied"));
+        var error = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
 
+        var corrupted = Expect.Exception<StorageCorruptedException>(error);
+        Assert.Contains(Path.GetFileName(newest.Path), corrupted.Message, StringComparison.Ordinal);
+        Assert.Contains("missing", corrupted.Message, StringComparison.Ordinal);
+
+        var accepting = JournalFixture.Options with { JournalRecovery = JournalRecoveryMode.DiscardAfterDamage };
+        await Within.Run(() => StorageEnvironment.Open(copy, accepting).Dispose());
+        var last = await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, "newest file deleted, loss accepted"));
         Assert.Equal(firstInNewest.TransactionId - 1, last);
+    }
+
+    [Fact]
+    public async Task Every_journal_file_deleted_fails_the_open_and_leaves_the_data_file_as_it_was()
+    {
+        using var fixture = JournalFixture.Create(synced: 3, total: 12, BigValues);
+        var copy = fixture.Copy("none");
+        foreach (var (_, path) in JournalInspector.Files(copy)) File.Delete(path);
+        var dataBefore = DataFileInspector.Hash(DataFileInspector.PathOf(copy));
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
+
+        var corrupted = Expect.Exception<StorageCorruptedException>(error);
+        Assert.Contains("missing", corrupted.Message, StringComparison.Ordinal);
+        Assert.Equal(dataBefore, DataFileInspector.Hash(DataFileInspector.PathOf(copy)));
     }
 
     [Theory]

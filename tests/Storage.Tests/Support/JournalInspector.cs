@@ -83,6 +83,12 @@ internal static class JournalInspector
         RandomAccess.Write(handle, one, offsetBytes);
     }
 
+    public static void Zero(string path, long offsetBytes, long lengthBytes)
+    {
+        using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite);
+        RandomAccess.Write(handle, new byte[lengthBytes], offsetBytes);
+    }
+
     public static void Truncate(string path, long lengthBytes)
     {
         using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite);

@@ -13,7 +13,7 @@ namespace Storage.Inspect.Commands;
 /// </summary>
 internal static unsafe partial class JournalsCommand
 {
-    internal sealed record JournalSummary(long Number, string Path, long Bytes, int Links, int Entries, long FirstTransaction, long LastTransaction,
+    internal sealed record JournalSummary(long Number, string Path, long Bytes, int Links, string Header, int Entries, long FirstTransaction, long LastTransaction,
         long StoredBytes, long UncompressedBytes, int CompressedEntries, int OtherEnvironmentEntries, long UsedBytes, string State, long? DamagedAtOffset);
 
     public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
@@ -21,32 +21,57 @@ internal static unsafe partial class JournalsCommand
         using var snapshot = EnvironmentSnapshot.Open(args.Expect(1, "<dir>")[0]);
         var synced = snapshot.Header.LastSyncedTransactionId;
         var summaries = JournalEntryReader.ListFiles(snapshot.JournalDirectory).Select(j => Summarize(j.Number, j.Path, snapshot.Header.EnvironmentId)).ToList();
-        var damaged = summaries.Any(s => s.DamagedAtOffset is not null && s.State.StartsWith("damaged", StringComparison.Ordinal));
+        var walk = snapshot.JournalWalk;
+        var damage = walk?.Damage;
+        var recovery = damage is null
+            ? walk?.TornTailDropped == true
+                ? $"recovery replays through transaction {walk.LastTransactionId} and drops {walk.TornTailReason} ({System.IO.Path.GetFileName(walk.TornTailPath)} at offset {walk.TornTailOffsetBytes}): never acknowledged, or damage to the last entry"
+                : $"recovery replays through transaction {snapshot.TransactionId}; nothing is lost"
+            : $"DAMAGED: {damage.Message} A strict open fails; JournalRecovery = DiscardAfterDamage would keep transactions up to {walk!.LastTransactionId} and lose {damage.LostDescription}";
+        var damaged = damage is not null || summaries.Any(s => s.State.StartsWith("damaged", StringComparison.Ordinal) || s.Header.StartsWith("invalid", StringComparison.Ordinal));
         if (args.Json)
         {
-            Output.Json(output, new { lastSyncedTransaction = synced, lastTransaction = snapshot.TransactionId, files = summaries });
+            Output.Json(output, new
+            {
+                lastSyncedTransaction = synced,
+                lastTransaction = snapshot.TransactionId,
+                recovery,
+                lostTransactions = damage?.Lost.Count ?? 0,
+                firstLostTransaction = damage is { Lost.Count: > 0 } ? damage.Lost.FirstTransactionId : (long?)null,
+                lastLostTransaction = damage is { Lost.Count: > 0 } ? damage.Lost.LastTransactionId : (long?)null,
+                files = summaries,
+            });
             return damaged ? Cli.Problems : Cli.Ok;
         }
         output.WriteLine($"last synced transaction {synced}, last committed {snapshot.TransactionId}");
-        Output.Table(output, ["file", "bytes", "links", "entries", "transactions", "stored", "uncompressed", "compressed", "state"],
+        output.WriteLine(recovery);
+        Output.Table(output, ["file", "bytes", "links", "header", "entries", "transactions", "stored", "uncompressed", "compressed", "state"],
             summaries.Select(s => new[]
             {
-                System.IO.Path.GetFileName(s.Path), Output.N(s.Bytes), s.Links < 0 ? "-" : s.Links.ToString(), Output.N(s.Entries),
+                System.IO.Path.GetFileName(s.Path), Output.N(s.Bytes), s.Links < 0 ? "-" : s.Links.ToString(), s.Header, Output.N(s.Entries),
                 s.Entries == 0 ? "-" : $"{s.FirstTransaction}-{s.LastTransaction}", Output.N(s.StoredBytes), Output.N(s.UncompressedBytes),
                 s.CompressedEntries.ToString(), s.State + (s.Entries > 0 && s.LastTransaction <= synced ? " (all synced)" : ""),
             }));
         return damaged ? Cli.Problems : Cli.Ok;
     }
 
+    /// <summary>One file on its own: its header, the run of valid entries from the first block after the header, and what ends it.</summary>
     internal static JournalSummary Summarize(long number, string path, ulong environmentId)
     {
         using var reader = new JournalEntryReader(path, number);
+        var fileHeader = reader.ReadFileHeader(out var headerProblem);
+        var headerText = fileHeader switch
+        {
+            null => $"invalid ({headerProblem})",
+            { EnvironmentId: var id } when id != environmentId => $"another environment ({id:x16})",
+            { FileNumber: var n } when n != number => $"invalid (says it is file {n})",
+            { SizeBytesOfFile: var size } when size != reader.LengthBytes => $"invalid (says {size:N0} bytes)",
+            { } h => $"ok, from tx {h.FirstTransactionId}{((h.Flags & JournalFileHeader.RecycledFlag) != 0 ? ", recycled" : "")}",
+        };
         int entries = 0, compressed = 0, others = 0;
-        long first = -1, last = -1, stored = 0, uncompressed = 0, offset = 0;
+        long first = -1, last = -1, stored = 0, uncompressed = 0, offset = JournalFileHeader.BlockBytes;
         string state = "ok";
         long? damagedAt = null;
-        var probe = new byte[JournalEntryHeader.SizeBytes];
-        using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
         while (offset + JournalEntryHeader.SizeBytes <= reader.LengthBytes)
         {
             bool valid;
@@ -62,7 +87,7 @@ internal static unsafe partial class JournalsCommand
                 header = default;
                 size = 0;
             }
-            if (valid)
+            if (valid && (last < 0 || header.TransactionId == last + 1))
             {
                 entries++;
                 if (first < 0) first = header.TransactionId;
@@ -73,9 +98,14 @@ internal static unsafe partial class JournalsCommand
                 offset += size;
                 continue;
             }
-            RandomAccess.Read(handle, probe, offset);
-            var raw = MemoryMarshal.Read<JournalEntryHeader>(probe);
-            if (raw.Marker == 0) break; // pre-written zeros: the end of what was used
+            var block = reader.ReadBlockStart(offset);
+            if (JournalEndMarker.TryParse(block, environmentId, number) is { } marker)
+            {
+                state = $"continues in file {marker.NextFileNumber} with tx {marker.NextTransactionId}";
+                break;
+            }
+            if (!block.ContainsAnyExcept((byte)0)) break; // pre-written zeros: the end of what was used
+            var raw = MemoryMarshal.Read<JournalEntryHeader>(block);
             if (raw.Marker == JournalEntryHeader.ExpectedMarker && raw.EnvironmentId != environmentId && raw.PayloadSizeBytes >= 0
                 && offset + JournalEntryHeader.SizeBytes + raw.PayloadSizeBytes <= reader.LengthBytes)
             {
@@ -83,18 +113,25 @@ internal static unsafe partial class JournalsCommand
                 offset += AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + raw.PayloadSizeBytes);
                 continue;
             }
-            if (damagedAt is not null && state.StartsWith("damaged", StringComparison.Ordinal))
+            if (valid || (raw.Marker == JournalEntryHeader.ExpectedMarker && raw.EnvironmentId == environmentId && raw.TransactionId <= last))
             {
-                offset += AlignedBuffer.Alignment; // looking for the next valid entry after known damage
-                continue;
+                state = "ok (stale entries of earlier use follow)";
+                break;
             }
-            damagedAt ??= offset;
-            var later = reader.HasLaterValidEntry(offset + AlignedBuffer.Alignment, environmentId, last < 0 ? long.MinValue : last);
-            state = later ? $"damaged at offset {offset}, valid entries follow" : $"torn tail at offset {offset} (never acknowledged)";
-            if (!later) break;
-            offset += AlignedBuffer.Alignment;
+            var later = default(LaterEntries);
+            reader.ScanLaterEntries(offset + AlignedBuffer.Alignment, environmentId, last < 0 ? 0 : last, ref later);
+            if (later.Count == 0 && fileHeader is { } recycled && (recycled.Flags & JournalFileHeader.RecycledFlag) != 0)
+            {
+                state = "ok (stale bytes of earlier use follow)";
+                break;
+            }
+            damagedAt = offset;
+            state = later.Count > 0
+                ? $"damaged at offset {offset}, {later.Count} valid entries follow (tx {later.FirstTransactionId}-{later.LastTransactionId})"
+                : $"torn tail at offset {offset}";
+            break;
         }
-        return new JournalSummary(number, path, reader.LengthBytes, LinkCount(path), entries, first, last, stored, uncompressed, compressed, others, offset, state, damagedAt);
+        return new JournalSummary(number, path, reader.LengthBytes, LinkCount(path), headerText, entries, first, last, stored, uncompressed, compressed, others, offset, state, damagedAt);
     }
 
     /// <summary>The file's hard-link count through statx (whose layout is the same on every Linux architecture); -1 elsewhere.</summary>

@@ -1,0 +1,107 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using Storage.Paging;
+
+namespace Storage.Journal;
+
+/// <summary>
+/// The first 4 KiB block of every journal file: whose file it is, its number and full size, and the transaction
+/// its first entry carries. Written durably before the file is renamed into use, so a journal file that recovery
+/// finds always says what it should hold: a file shorter than its size, or one whose number or environment
+/// does not match its name and folder, is damage, not a torn tail.
+/// </summary>
+[StructLayout(LayoutKind.Explicit, Size = SizeBytes)]
+internal struct JournalFileHeader
+{
+    public const int SizeBytes = 64;
+
+    /// <summary>The header block; entries start right after it.</summary>
+    public const int BlockBytes = AlignedBuffer.Alignment;
+
+    public const ulong ExpectedMagic = 0x4C49464A_47524F54; // "TORGJFIL"
+    public const int CurrentFormatVersion = 2;
+
+    /// <summary>The file held entries before (it was recycled): stale bytes may follow its last entry.</summary>
+    public const int RecycledFlag = 1;
+
+    [FieldOffset(0)] public ulong Magic;
+    [FieldOffset(8)] public int FormatVersion;
+    [FieldOffset(12)] public int Flags;
+    [FieldOffset(16)] public ulong EnvironmentId;
+    [FieldOffset(24)] public long FileNumber;
+    [FieldOffset(32)] public long SizeBytesOfFile;
+
+    /// <summary>The transaction id of the file's first entry (the file may hold none yet).</summary>
+    [FieldOffset(40)] public long FirstTransactionId;
+
+    /// <summary>CRC32C of this struct with the field zeroed.</summary>
+    [FieldOffset(48)] public uint Checksum;
+
+    [FieldOffset(52)] public int Reserved2;
+    [FieldOffset(56)] public long Reserved3;
+
+    public const int ChecksumOffset = 48;
+
+    public static JournalFileHeader Create(ulong environmentId, long fileNumber, long fileSizeBytes, long firstTransactionId, bool recycled)
+    {
+        var header = new JournalFileHeader
+        {
+            Magic = ExpectedMagic,
+            FormatVersion = CurrentFormatVersion,
+            Flags = recycled ? RecycledFlag : 0,
+            EnvironmentId = environmentId,
+            FileNumber = fileNumber,
+            SizeBytesOfFile = fileSizeBytes,
+            FirstTransactionId = firstTransactionId,
+        };
+        header.Checksum = header.ComputeChecksum();
+        return header;
+    }
+
+    private readonly unsafe uint ComputeChecksum()
+    {
+        var copy = this;
+        copy.Checksum = 0;
+        return Crc32C.Compute(new ReadOnlySpan<byte>(&copy, SizeBytes));
+    }
+
+    /// <summary>Writes the header into a zeroed block of <see cref="BlockBytes"/>.</summary>
+    public readonly unsafe void WriteBlock(byte* block)
+    {
+        new Span<byte>(block, BlockBytes).Clear();
+        Unsafe.Write(block, this);
+    }
+
+    /// <summary>Parses the first block of a journal file; null (with the reason) when it is not a valid header.</summary>
+    public static JournalFileHeader? TryParse(ReadOnlySpan<byte> block, out string? problem)
+    {
+        if (block.Length < SizeBytes)
+        {
+            problem = "the file ends inside its header";
+            return null;
+        }
+        var header = MemoryMarshal.Read<JournalFileHeader>(block);
+        if (header.Magic != ExpectedMagic)
+        {
+            problem = header.Magic == 0 ? "the header block is zero" : "the file does not start with a journal file header";
+            return null;
+        }
+        if (header.Checksum != header.ComputeChecksum())
+        {
+            problem = "journal file header checksum mismatch";
+            return null;
+        }
+        if (header.FormatVersion != CurrentFormatVersion)
+        {
+            problem = $"journal format {header.FormatVersion}, this library reads {CurrentFormatVersion}";
+            return null;
+        }
+        if (header.FileNumber < 0 || header.SizeBytesOfFile < BlockBytes * 2 || header.SizeBytesOfFile % AlignedBuffer.Alignment != 0 || header.FirstTransactionId < 1)
+        {
+            problem = "the journal file header describes an impossible file";
+            return null;
+        }
+        problem = null;
+        return header;
+    }
+}
