@@ -47,7 +47,17 @@ internal sealed unsafe class FreeSpaceMap
                 for (var s = 0; s < FreeSpaceLayout.SectionsPerBitmapPage; s++)
                 {
                     var count = 0;
-                    for (var w = 0; w < FreeSpaceLayout.PagesPerSection / 64; w++) count += BitOperations.PopCount(words[s * (FreeSpaceLayout.PagesPerSection / 64) + w]);
+                    for (var w = 0; w < FreeSpaceLayout.PagesPerSection / 64; w++)
+                    {
+                        var bits = words[s * (FreeSpaceLayout.PagesPerSection / 64) + w];
+                        var firstOfWord = first + (long)(s * (FreeSpaceLayout.PagesPerSection / 64) + w) * 64;
+                        if (bits != 0 && firstOfWord + 64 > nextPageNumber && (firstOfWord >= nextPageNumber || (bits >> (int)(nextPageNumber - firstOfWord)) != 0))
+                        {
+                            // Pages past the high-water mark were never allocated, so never freed: a bit there would hand out a page past the end.
+                            throw new StorageCorruptedException($"The free-space bitmap marks pages at or past the next page number {nextPageNumber} as free.", pageNumber: bitmapPage);
+                        }
+                        count += BitOperations.PopCount(bits);
+                    }
                     var section = first / FreeSpaceLayout.PagesPerSection + s;
                     if (section < _freePerSection.Length) _freePerSection[section] = count;
                     TotalFreePages += count;
@@ -199,7 +209,7 @@ internal sealed unsafe class FreeSpaceMap
                 if ((words[bit >> 6] & (1UL << (bit & 63))) != 0)
                 {
                     if (runStart < 0) runStart = bit;
-                    if (bit - runStart + 1 == count) return first + runStart;
+                    if (bit - runStart + 1 == count) return first + runStart + count <= tx.NextPageNumber ? first + runStart : -1;
                 }
                 else
                 {

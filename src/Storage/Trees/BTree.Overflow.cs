@@ -54,6 +54,10 @@ internal sealed unsafe partial class BTree
         {
             TreeThrowHelper.ThrowUnexpectedPageType(firstPageNumber, header->Flags, "overflow");
         }
+        if (header->TreeId != _state.TreeId)
+        {
+            TreeThrowHelper.ThrowWrongOwner(firstPageNumber, header->TreeId, _state.TreeId);
+        }
         int sizeBytes = header->OverflowSizeBytes;
         // Only values too large for a leaf are written to runs, so anything smaller is damage.
         if (sizeBytes <= TreeLimits.MaxInlineValueSizeBytes)

@@ -151,10 +151,21 @@ internal sealed unsafe partial class BTree
         {
             TreeThrowHelper.ThrowCorrupted(pageNumber, "A tree refers to a file header page.");
         }
-        return TreePage.Open(_store.GetPage(pageNumber), pageNumber);
+        return Owned(TreePage.Open(_store.GetPage(pageNumber), pageNumber));
     }
 
-    private TreePage ModifyPage(long pageNumber) => TreePage.Open(_store.ModifyPage(pageNumber), pageNumber);
+    private TreePage ModifyPage(long pageNumber) => Owned(TreePage.Open(_store.ModifyPage(pageNumber), pageNumber));
+
+    /// <summary>
+    /// A page reached from this tree must say it belongs to this tree: a page of another tree here means a page was
+    /// handed out again while still in use (a damaged free-space bitmap), and reading on would return its data.
+    /// </summary>
+    private TreePage Owned(TreePage page)
+    {
+        var owner = ((PageHeader*)page.Pointer)->TreeId;
+        if (owner != _state.TreeId) TreeThrowHelper.ThrowWrongOwner(page.PageNumber, owner, _state.TreeId);
+        return page;
+    }
 
     private TreePage AllocatePage(PageFlags type, long nearPageNumber)
     {

@@ -7,6 +7,10 @@ namespace Storage.Trees;
 internal static class TreeThrowHelper
 {
     [DoesNotReturn]
+    public static void ThrowWrongOwner(long pageNumber, int owner, int treeId) =>
+        ThrowCorrupted(pageNumber, $"Page belongs to tree {owner}, but is reachable from tree {treeId}.");
+
+    [DoesNotReturn]
     public static void ThrowCorrupted(long pageNumber, string message) =>
         throw new StorageCorruptedException(message, pageNumber: pageNumber);
 

@@ -82,6 +82,26 @@ internal static class DataFileInspector
         RandomAccess.Write(handle, one, offsetBytes);
     }
 
+    /// <summary>
+    /// Sets a page's free bit in its bitmap (region 0) and stamps the bitmap page's checksum again, as a bug in the
+    /// engine would leave it: the checksums cannot see this.
+    /// </summary>
+    public static unsafe void MarkFree(string environment, long pageNumber)
+    {
+        const int bitmapOffset = 64;
+        const int bitsPerBitmapPage = 32768;
+        var bitmapPage = 2 + pageNumber / bitsPerBitmapPage;
+        var page = ReadPage(environment, bitmapPage);
+        var bit = (int)(pageNumber % bitsPerBitmapPage);
+        page[bitmapOffset + bit / 8] |= (byte)(1 << (bit % 8));
+        fixed (byte* p = page)
+        {
+            ((Storage.Paging.PageHeader*)p)->Checksum = Storage.Paging.Crc32C.ComputePage(p, PageBytes);
+        }
+        using var handle = File.OpenHandle(PathOf(environment), FileMode.Open, FileAccess.ReadWrite);
+        RandomAccess.Write(handle, page, bitmapPage * PageBytes);
+    }
+
     public static void Truncate(string environment, long lengthBytes)
     {
         using var handle = File.OpenHandle(PathOf(environment), FileMode.Open, FileAccess.ReadWrite);
