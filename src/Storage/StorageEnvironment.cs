@@ -142,6 +142,7 @@ public sealed partial class StorageEnvironment : IDisposable
         {
             throw FileIo.Translate(e, "create", directory);
         }
+        options.FaultInjector?.AfterCreateDirectory(directory);
         SyncParent(directory, options.FaultInjector);
     }
 
@@ -327,6 +328,7 @@ public sealed partial class StorageEnvironment : IDisposable
         {
             throw FileIo.Translate(e, "create", journalDirectory);
         }
+        faults?.AfterCreateDirectory(journalDirectory);
         SyncParent(journalDirectory, faults);
     }
 
@@ -355,7 +357,12 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             Directory.CreateDirectory(lost);
-            foreach (var (_, path) in moving) File.Move(path, Path.Combine(lost, Path.GetFileName(path)));
+            faults?.AfterCreateDirectory(lost);
+            foreach (var (_, path) in moving)
+            {
+                File.Move(path, Path.Combine(lost, Path.GetFileName(path)));
+                faults?.AfterRename(path, Path.Combine(lost, Path.GetFileName(path)));
+            }
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

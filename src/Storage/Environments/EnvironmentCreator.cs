@@ -33,6 +33,7 @@ internal static unsafe class EnvironmentCreator
         {
             var fileBytes = AlignedBuffer.AlignUp(Math.Max(nextPage * PageLayout.PageSizeBytes, 1L << 20));
             FileIo.SetLength(handle, temporaryPath, fileBytes);
+            faults?.AfterSetLength(temporaryPath, fileBytes);
             using var page = new AlignedBuffer(PageLayout.PageSizeBytes);
             for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
             {
@@ -59,7 +60,7 @@ internal static unsafe class EnvironmentCreator
             file.Sync();
         }
         CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, faults);
-        Rename(temporaryPath, finalPath);
+        Rename(temporaryPath, finalPath, faults);
         FileIo.SyncDirectory(directory, faults);
     }
 
@@ -95,7 +96,7 @@ internal static unsafe class EnvironmentCreator
         {
             if (reader.TryRead(JournalFileHeader.BlockBytes, environmentId.Value, out _, out _, out _)) return false;
         }
-        Rename(temporaryPath, finalPath);
+        Rename(temporaryPath, finalPath, faults);
         FileIo.SyncDirectory(directory, faults);
         return true;
     }
@@ -113,6 +114,7 @@ internal static unsafe class EnvironmentCreator
             {
                 throw FileIo.Translate(e, "create", journals);
             }
+            faults?.AfterCreateDirectory(journals);
             FileIo.SyncDirectory(directory, faults);
         }
         using var first = JournalFile.CreateSpare(journals, "spare-0", sizeBytes, io, faults);
@@ -120,7 +122,7 @@ internal static unsafe class EnvironmentCreator
         first.Rename(journals, JournalFile.FileName(FirstJournalNumber), FirstJournalNumber, faults);
     }
 
-    private static void Rename(string from, string to)
+    private static void Rename(string from, string to, IFaultInjector? faults)
     {
         try
         {
@@ -130,11 +132,13 @@ internal static unsafe class EnvironmentCreator
         {
             throw FileIo.Translate(e, "rename", from);
         }
+        faults?.AfterRename(from, to);
     }
 
     private static void WritePage(Microsoft.Win32.SafeHandles.SafeFileHandle handle, string path, byte* page, long pageNumber, IFaultInjector? faults)
     {
         ((PageHeader*)page)->Checksum = Crc32C.ComputePage(page, PageLayout.PageSizeBytes);
         FileIo.Write(handle, path, new ReadOnlySpan<byte>(page, PageLayout.PageSizeBytes), pageNumber * PageLayout.PageSizeBytes, faults);
+        faults?.AfterWrite(path, pageNumber * PageLayout.PageSizeBytes, new ReadOnlySpan<byte>(page, PageLayout.PageSizeBytes), durable: false);
     }
 }

@@ -59,12 +59,14 @@ internal sealed class JournalFile : IDisposable
         using (var handle = FileIo.OpenReadWrite(path, create: true))
         {
             FileIo.SetLength(handle, path, sizeBytes);
+            faults?.AfterSetLength(path, sizeBytes);
             using var zeros = new AlignedBuffer(ZeroChunkBytes);
             new Span<byte>(zeros.Pointer, ZeroChunkBytes).Clear();
             for (long offset = 0; offset < sizeBytes; offset += ZeroChunkBytes)
             {
                 var chunk = (int)Math.Min(ZeroChunkBytes, sizeBytes - offset);
                 FileIo.Write(handle, path, new ReadOnlySpan<byte>(zeros.Pointer, chunk), offset, faults);
+                faults?.AfterWrite(path, offset, new ReadOnlySpan<byte>(zeros.Pointer, chunk), durable: false);
             }
             FileIo.SyncData(handle, path, faults);
         }
@@ -87,6 +89,8 @@ internal sealed class JournalFile : IDisposable
                 throw FileIo.Translate(e, "write", path);
             }
             Pal.JournalPresize(handle, path, sizeBytes);
+            faults?.AfterSetLength(path, sizeBytes);
+            faults?.BeforeSync(path);
             FileIo.SyncDirectory(directory, faults);
             return new JournalFile(-1, path, null, handle, sizeBytes, direct);
         }
@@ -114,6 +118,7 @@ internal sealed class JournalFile : IDisposable
             throw FileIo.Translate(e, "rename", Path);
         }
         // Record the new name before the directory sync, which may fail: the file is under it now.
+        faults?.AfterRename(Path, path);
         Path = path;
         Number = number;
         FileIo.SyncDirectory(directory, faults);
@@ -137,6 +142,7 @@ internal sealed class JournalFile : IDisposable
         if (_native is null)
         {
             FileIo.Write(_managed!, Path, new ReadOnlySpan<byte>(data, lengthBytes), offsetBytes, faults);
+            faults?.AfterWrite(Path, offsetBytes, new ReadOnlySpan<byte>(data, lengthBytes), durable: true);
             return;
         }
         try
@@ -148,6 +154,7 @@ internal sealed class JournalFile : IDisposable
             throw FileIo.Translate(e, "write", Path);
         }
         Pal.JournalWrite(_native, Path, data, lengthBytes, offsetBytes);
+        faults?.AfterWrite(Path, offsetBytes, new ReadOnlySpan<byte>(data, lengthBytes), durable: true);
     }
 
     /// <summary>Writes the file's header block durably (before the file is renamed into use).</summary>
@@ -177,6 +184,7 @@ internal sealed class JournalFile : IDisposable
         {
             throw FileIo.Translate(e, "delete", Path);
         }
+        faults?.AfterDelete(Path);
         FileIo.SyncDirectory(System.IO.Path.GetDirectoryName(Path)!, faults);
     }
 

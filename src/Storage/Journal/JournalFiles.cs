@@ -70,6 +70,7 @@ internal static class JournalFiles
         {
             throw FileIo.Translate(e, "delete", path);
         }
+        faults?.AfterDelete(path);
         FileIo.SyncDirectory(Path.GetDirectoryName(path)!, faults);
     }
 

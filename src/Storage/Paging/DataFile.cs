@@ -92,6 +92,7 @@ internal sealed unsafe class DataFile : IDisposable
             var target = Math.Max(required, current + growth);
             target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             FileIo.SetLength(_handle, Path, target);
+            _faults?.AfterSetLength(Path, target);
             var next = new DataFileMapping(_handle, target);
             var validated = new ulong[(next.PageCount + 63) / 64];
             Array.Copy(_validated, validated, _validated.Length);
@@ -146,7 +147,11 @@ internal sealed unsafe class DataFile : IDisposable
 
     public int Read(long offsetBytes, Span<byte> buffer) => FileIo.Read(_handle, Path, buffer, offsetBytes);
 
-    public void Write(long offsetBytes, ReadOnlySpan<byte> buffer) => FileIo.Write(_handle, Path, buffer, offsetBytes, _faults);
+    public void Write(long offsetBytes, ReadOnlySpan<byte> buffer)
+    {
+        FileIo.Write(_handle, Path, buffer, offsetBytes, _faults);
+        _faults?.AfterWrite(Path, offsetBytes, buffer, durable: false);
+    }
 
     /// <summary>
     /// Writes page versions sorted by page number through the backend, which merges adjacent ones into one
@@ -162,7 +167,19 @@ internal sealed unsafe class DataFile : IDisposable
             Debug.Assert(header->Checksum == Crc32C.ComputePage(pages[i].Buffer.Pointer, pages[i].Buffer.SizeBytes), "the commit stamped the page's checksum");
         }
 #endif
-        return _writer.Write(_handle, Path, pages, _faults);
+        var runs = _writer.Write(_handle, Path, pages, _faults);
+        if (_faults is not null)
+        {
+            foreach (var (pageNumber, buffer) in pages)
+            {
+                for (long done = 0; done < buffer.SizeBytes; done += 1 << 30)
+                {
+                    var chunk = (int)Math.Min(buffer.SizeBytes - done, 1 << 30);
+                    _faults.AfterWrite(Path, pageNumber * PageLayout.PageSizeBytes + done, new ReadOnlySpan<byte>(buffer.Pointer + done, chunk), durable: false);
+                }
+            }
+        }
+        return runs;
     }
 
     /// <summary>Stamps the transaction that changes a page and the page's checksum (over the whole run for an overflow value), at commit.</summary>

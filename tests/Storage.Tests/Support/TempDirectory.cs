@@ -6,9 +6,9 @@ namespace Storage.Tests.Support;
 /// </summary>
 internal sealed class TempDirectory : IDisposable
 {
-    public TempDirectory(string? label = null)
+    public TempDirectory(string? label = null, string? under = null)
     {
-        Path = System.IO.Path.Combine(Root, $"{label ?? "env"}-{Guid.NewGuid():N}");
+        Path = System.IO.Path.Combine(under ?? Root, $"{label ?? "env"}-{Guid.NewGuid():N}");
         Directory.CreateDirectory(Path);
     }
 
