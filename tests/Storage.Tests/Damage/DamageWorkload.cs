@@ -16,6 +16,8 @@ internal static class DamageWorkload
     public static IEnumerable<(string Tree, byte[] Key, byte[]? Value)> Operations(int transaction)
     {
         var random = new Random(transaction * 7919 + 17);
+        // Every transaction changes something, so that transaction ids follow the history.
+        yield return ("small", TestData.Key("last"), TestData.Value(transaction, 8));
         var count = 3 + random.Next(12);
         for (var i = 0; i < count; i++)
         {

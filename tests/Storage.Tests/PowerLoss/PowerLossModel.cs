@@ -21,8 +21,9 @@ internal sealed class PowerLossModel
     public static List<(string Tree, byte[] Key, (int Seed, int Length)? Value)> Operations(int seed, int transaction)
     {
         var random = new Random(seed * 1_000_003 + transaction);
-        var operations = new List<(string, byte[], (int, int)?)>();
-        var count = 1 + random.Next(8);
+        // Every transaction changes something (a transaction that changes nothing commits nothing and takes no id).
+        var operations = new List<(string, byte[], (int, int)?)> { ("t", TestData.Key("last"), (transaction, 8)) };
+        var count = random.Next(8);
         for (var i = 0; i < count; i++)
         {
             var overflow = random.Next(100) < 20;

@@ -62,7 +62,7 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
                         if (value is null) target.Delete(key);
                         else target.Put(key, TestData.Value(value.Value.Seed, value.Value.Length));
                     }
-                    tx.Commit();
+                    Assert.Equal(t, tx.Commit().TransactionId);
                 }
                 recorder.Acknowledged(t);
                 models.Add(models[^1].With(operations));
@@ -88,11 +88,25 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
         return (points, recoveredNext);
     }
 
+    /// <summary>STORAGE_POWERLOSS_KEEP names a directory that receives each failing crash state as it was before it was opened.</summary>
+    private static readonly string? s_keep = Environment.GetEnvironmentVariable("STORAGE_POWERLOSS_KEEP");
+
+    private static void Keep(string target)
+    {
+        if (string.IsNullOrEmpty(s_keep)) return;
+        Directory.Move(Path.Combine(s_keep, "pristine"), Path.Combine(s_keep, Path.GetFileName(target) + "-" + Guid.NewGuid().ToString("N")[..6]));
+    }
+
     private static int Verify(CrashStates states, TempDirectory temp, ref int points, Random random, List<PowerLossModel> models, StorageOptions options, string where)
     {
         var target = temp.Combine($"crash-{points++}");
         states.Materialize(target, random);
         var acknowledged = states.Acknowledged;
+        if (!string.IsNullOrEmpty(s_keep))
+        {
+            TempDirectory.DeleteDirectory(Path.Combine(s_keep, "pristine"));
+            TempDirectory.CopyDirectory(target, Path.Combine(s_keep, "pristine"));
+        }
         try
         {
             using var env = StorageEnvironment.Open(target, options);
@@ -107,7 +121,13 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
         }
         catch (StorageException e)
         {
+            Keep(target);
             throw new Xunit.Sdk.XunitException($"crash state {points - 1} ({where}), {acknowledged} acknowledged: the open failed: {e}");
+        }
+        catch (Xunit.Sdk.XunitException)
+        {
+            Keep(target);
+            throw;
         }
         finally
         {
