@@ -46,6 +46,25 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
     }
 
     [Fact]
+    public void Is_reported_by_check_on_a_crashed_environment_whose_journal_still_holds_transactions()
+    {
+        using var temp = new TempDirectory();
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+        for (var t = 0; t < 30; t++) PutAndCommit(env, "a", ($"a-{t:D3}", new string('x', 300)));
+        env.Checkpoint();
+        for (var t = 0; t < 5; t++) PutAndCommit(env, "a", ($"a-{t:D3}", "changed"));
+        env.SimulateCrash();
+        var report = EnvironmentChecker.Check(temp.Path, collectPages: true);
+        Assert.True(report.IsConsistent, string.Join("; ", report.Problems));
+        var leaf = Enumerable.Range(0, report.Pages!.Length).First(p => report.Pages[p].Kind == PageKind.Leaf && p != report.Trees.Single(t => t.Name == "a").RootPage);
+        DataFileInspector.MarkFree(temp.Path, leaf);
+
+        var problems = EnvironmentChecker.Check(temp.Path).Problems;
+
+        Assert.Contains(problems, p => p.Kind == "free-space" && p.Message.Contains($"page {leaf} is marked free in the bitmap but in use", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void For_a_leaf_of_another_tree_ends_in_a_typed_error_when_it_is_handed_out_never_in_wrong_data()
     {
         using var temp = new TempDirectory();
