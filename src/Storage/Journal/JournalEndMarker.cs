@@ -1,6 +1,4 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using Storage.Paging;
 
 namespace Storage.Journal;
 
@@ -14,7 +12,9 @@ internal struct JournalEndMarker
 {
     public const int SizeBytes = 64;
 
-    public const int BlockBytes = AlignedBuffer.Alignment;
+    public const int BlockBytes = JournalBlock.Bytes;
+
+    public const int ChecksumOffset = 40;
 
     public const ulong ExpectedMagic = 0x444E454A_47524F54; // "TORGJEND"
 
@@ -45,18 +45,9 @@ internal struct JournalEndMarker
         return marker;
     }
 
-    private readonly unsafe uint ComputeChecksum()
-    {
-        var copy = this;
-        copy.Checksum = 0;
-        return Crc32C.Compute(new ReadOnlySpan<byte>(&copy, SizeBytes));
-    }
+    private readonly uint ComputeChecksum() => JournalBlock.Checksum(this, ChecksumOffset);
 
-    public readonly unsafe void WriteBlock(byte* block)
-    {
-        new Span<byte>(block, BlockBytes).Clear();
-        Unsafe.Write(block, this);
-    }
+    public readonly unsafe void WriteBlock(byte* block) => JournalBlock.Write(this, block);
 
     /// <summary>A valid marker of file <paramref name="fileNumber"/> of this environment at the start of <paramref name="block"/>, or null.</summary>
     public static JournalEndMarker? TryParse(ReadOnlySpan<byte> block, ulong environmentId, long fileNumber)

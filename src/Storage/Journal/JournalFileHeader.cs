@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Storage.Paging;
 
@@ -16,7 +15,7 @@ internal struct JournalFileHeader
     public const int SizeBytes = 64;
 
     /// <summary>The header block; entries start right after it.</summary>
-    public const int BlockBytes = AlignedBuffer.Alignment;
+    public const int BlockBytes = JournalBlock.Bytes;
 
     public const ulong ExpectedMagic = 0x4C49464A_47524F54; // "TORGJFIL"
     public const int CurrentFormatVersion = 2;
@@ -58,19 +57,10 @@ internal struct JournalFileHeader
         return header;
     }
 
-    private readonly unsafe uint ComputeChecksum()
-    {
-        var copy = this;
-        copy.Checksum = 0;
-        return Crc32C.Compute(new ReadOnlySpan<byte>(&copy, SizeBytes));
-    }
+    private readonly uint ComputeChecksum() => JournalBlock.Checksum(this, ChecksumOffset);
 
     /// <summary>Writes the header into a zeroed block of <see cref="BlockBytes"/>.</summary>
-    public readonly unsafe void WriteBlock(byte* block)
-    {
-        new Span<byte>(block, BlockBytes).Clear();
-        Unsafe.Write(block, this);
-    }
+    public readonly unsafe void WriteBlock(byte* block) => JournalBlock.Write(this, block);
 
     /// <summary>Parses the first block of a journal file; null (with the reason) when it is not a valid header.</summary>
     public static JournalFileHeader? TryParse(ReadOnlySpan<byte> block, out string? problem)
