@@ -12,7 +12,7 @@ internal static unsafe partial class PalNative
     public const string Library = "storagepal";
 
     /// <summary>The PAL_VERSION this binding was written against.</summary>
-    public const int ExpectedVersion = 1;
+    public const int ExpectedVersion = 2;
 
     public const int StatusOk = 0;
     public const int StatusSystem = 1;
