@@ -17,6 +17,6 @@ internal interface IFaultInjector
 
     void BeforeSync(string path);
 
-    /// <summary>Before a file's length is changed (the data file growing, a journal file being sized).</summary>
+    /// <summary>Before a file's length is changed by a caller that passes the injector (the data file growing).</summary>
     void BeforeResize(string path, long lengthBytes);
 }
