@@ -18,9 +18,6 @@ internal sealed class FailStopDataFileWriter : IDataFileWriter
 
     public FailStopDataFileWriter(IDataFileWriter inner) => _inner = inner;
 
-    /// <summary>The first failure, or null while there has been none.</summary>
-    public StorageException? Failure => _failure;
-
     public int Write(SafeFileHandle handle, string path, IReadOnlyList<(long PageNumber, ScratchBuffer Buffer)> pages, IFaultInjector? faults)
     {
         ThrowIfFailed(path);

@@ -20,7 +20,4 @@ internal sealed class PalFaultCounts
     public long Fired(PalFaultKind kind) => _fired[(int)kind];
 
     public long TotalFired => _fired.Sum();
-
-    public override string ToString() =>
-        string.Join(", ", Enum.GetValues<PalFaultKind>().Where(k => Calls(k) > 0).Select(k => Fired(k) > 0 ? $"{k} {Calls(k)} ({Fired(k)} hit)" : $"{k} {Calls(k)}"));
 }

@@ -7,10 +7,10 @@ namespace Storage.Platform;
 /// </summary>
 internal readonly record struct PalFaultRule(PalFaultKind Kind, PalFaultMode Mode, long Nth, int Error, long Bytes, uint Times)
 {
-    /// <summary>Every call of the kind from <see cref="Nth"/> on.</summary>
-    public const uint Always = uint.MaxValue;
-
-    /// <summary>Fails the call with <paramref name="error"/> (an errno on Linux, a Win32 error on Windows), doing nothing.</summary>
+    /// <summary>
+    /// Fails the call with <paramref name="error"/> (an errno on Linux, a Win32 error on Windows), doing nothing;
+    /// <paramref name="times"/> uint.MaxValue fails every call from <paramref name="nth"/> on.
+    /// </summary>
     public static PalFaultRule Fail(PalFaultKind kind, long nth, int error, uint times = 1) => new(kind, PalFaultMode.Error, nth, error, 0, times);
 
     /// <summary>Writes the first <paramref name="bytes"/> bytes, then fails with <paramref name="error"/>.</summary>
