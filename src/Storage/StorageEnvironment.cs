@@ -462,6 +462,13 @@ public sealed partial class StorageEnvironment : IDisposable
     private void EnsureWritable()
     {
         EnsureOpen();
+        ThrowIfPoisoned();
+    }
+
+    internal bool IsPoisoned => _poison is not null;
+
+    internal void ThrowIfPoisoned()
+    {
         var poison = _poison;
         if (poison is not null)
         {

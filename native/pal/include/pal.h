@@ -41,7 +41,7 @@ extern "C" {
 #  define PAL_API
 #endif
 
-#define PAL_VERSION 1
+#define PAL_VERSION 2
 
 /* ---- status codes ------------------------------------------------------ */
 
@@ -205,6 +205,82 @@ typedef struct pal_memory_stats {
 
 /* Linux: /proc/self/smaps_rollup. Windows: working set and private bytes. */
 PAL_API pal_status pal_read_memory_stats(pal_memory_stats *out, int32_t *err);
+
+/* ---- fault injection (test seam) ---------------------------------------- */
+
+/*
+ * A runtime seam, compiled into the shipped library and inert until armed:
+ * while disarmed each call site below costs one relaxed atomic load. Tests arm
+ * rules through these functions; a rule hits the nth call of its kind (counted
+ * from arming, 1-based) and the `times - 1` calls after it. While armed, the
+ * calls of every kind are counted, so a test can first count the calls a
+ * workload makes (arm with no rules), then fail each of them in turn.
+ *
+ * The seam is process-wide: arm it only while the process does no I/O through
+ * this layer that the test does not mean to count or fail.
+ */
+enum {
+    PAL_FAULT_JOURNAL_WRITE = 0,    /* pal_journal_write */
+    PAL_FAULT_JOURNAL_PRESIZE = 1,  /* pal_journal_presize: its zero fill (ERROR: before anything) */
+    PAL_FAULT_JOURNAL_SYNC = 2,     /* the fdatasync that ends pal_journal_presize */
+    PAL_FAULT_DATA_WRITE = 3,       /* one writev op of pal_writer_submit (its re-issues after a
+                                     * short write belong to the same call) */
+    PAL_FAULT_DATA_SYNC = 4,        /* one fsync/fdatasync op of pal_writer_submit */
+    PAL_FAULT_FILE_ALLOCATE = 5,    /* pal_file_allocate */
+    PAL_FAULT_PUNCH_HOLE = 6,       /* pal_file_punch_hole */
+    PAL_FAULT_DIRECTORY_SYNC = 7,   /* pal_fsync_directory, each directory sync of pal_journal_recycle */
+    PAL_FAULT_RENAME = 8,           /* the rename of pal_journal_recycle */
+    PAL_FAULT_HARD_LINK = 9,        /* pal_hard_link */
+    PAL_FAULT_KIND_COUNT = 10,
+};
+
+/* Capacity of the per-kind arrays of pal_fault_stats (room for new kinds). */
+#define PAL_FAULT_MAX_KINDS 16u
+/* Rules one pal_fault_arm call may install. */
+#define PAL_FAULT_MAX_RULES 8u
+
+enum {
+    /* The call fails with `error` and does nothing. Every kind. */
+    PAL_FAULT_ERROR = 1,
+    /* The first `bytes` bytes are written for real, then the call fails with
+     * `error`; `bytes` at least the request writes it all and still fails.
+     * Write kinds (JOURNAL_WRITE, JOURNAL_PRESIZE, DATA_WRITE); Linux only. */
+    PAL_FAULT_PARTIAL = 2,
+    /* The first write syscall of the call transfers only `bytes` bytes and
+     * reports that; the layer must write the rest itself. The cut leaves at
+     * least one byte for the rest, so a one-byte request passes whole. Zero
+     * bytes is a write that makes no progress, which the layer reports as
+     * EIO. Write kinds; Linux only. */
+    PAL_FAULT_SHORT = 3,
+};
+
+/* On an O_DIRECT journal, PARTIAL and SHORT byte counts are whole blocks of
+ * PAL_JOURNAL_ALIGNMENT (the device writes whole blocks or nothing): PARTIAL
+ * rounds down; SHORT rounds down to at least one block and leaves at least
+ * one, so a one-block request passes whole. */
+typedef struct pal_fault_rule {
+    uint32_t kind;  /* PAL_FAULT_JOURNAL_WRITE... */
+    uint32_t mode;  /* PAL_FAULT_ERROR, _PARTIAL or _SHORT */
+    uint64_t nth;   /* the first call hit, counted from arming; >= 1 */
+    uint64_t bytes; /* PARTIAL and SHORT */
+    int32_t error;  /* ERROR and PARTIAL: the errno (Windows: Win32 error) reported; > 0 */
+    uint32_t times; /* consecutive calls hit from nth on; >= 1 (UINT32_MAX: all of them) */
+} pal_fault_rule;
+
+typedef struct pal_fault_stats {
+    uint64_t calls[PAL_FAULT_MAX_KINDS]; /* calls of each kind while armed */
+    uint64_t fired[PAL_FAULT_MAX_KINDS]; /* of those, the calls a rule hit */
+    uint32_t armed;                      /* 1 while armed */
+    uint32_t reserved;
+} pal_fault_stats;
+
+/* Replaces the rules (rule_count may be 0: count only), zeroes the counters
+ * and arms the seam. Invalid rules are refused with PAL_E_INVALID and leave
+ * the seam as it was; PARTIAL and SHORT are PAL_E_UNSUPPORTED on Windows. */
+PAL_API pal_status pal_fault_arm(const pal_fault_rule *rules, uint32_t rule_count, int32_t *err);
+/* Stops counting and failing; the counters keep their values. */
+PAL_API pal_status pal_fault_disarm(int32_t *err);
+PAL_API pal_status pal_fault_get_stats(pal_fault_stats *out, int32_t *err);
 
 #ifdef __cplusplus
 }

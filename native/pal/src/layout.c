@@ -27,3 +27,13 @@ _Static_assert(offsetof(pal_buffer, length) == 8, "pal_buffer layout");
 
 _Static_assert(sizeof(pal_memory_stats) == 48, "pal_memory_stats layout");
 _Static_assert(offsetof(pal_memory_stats, valid) == 40, "pal_memory_stats layout");
+
+_Static_assert(sizeof(pal_fault_rule) == 32, "pal_fault_rule layout");
+_Static_assert(offsetof(pal_fault_rule, nth) == 8, "pal_fault_rule layout");
+_Static_assert(offsetof(pal_fault_rule, bytes) == 16, "pal_fault_rule layout");
+_Static_assert(offsetof(pal_fault_rule, error) == 24, "pal_fault_rule layout");
+_Static_assert(offsetof(pal_fault_rule, times) == 28, "pal_fault_rule layout");
+
+_Static_assert(sizeof(pal_fault_stats) == 264, "pal_fault_stats layout");
+_Static_assert(offsetof(pal_fault_stats, fired) == 128, "pal_fault_stats layout");
+_Static_assert(offsetof(pal_fault_stats, armed) == 256, "pal_fault_stats layout");

@@ -101,6 +101,46 @@ static void journal_links_and_memory_work(void)
     CHECK(stats.valid == PAL_MEM_RSS && stats.rss > 0);
 }
 
+static void the_fault_seam_fails_calls_with_the_error_asked_for(void)
+{
+    char path[MAX_PATH];
+    path_of(path, "faults");
+    HANDLE h = open_data(path);
+    static uint8_t page[PAGE];
+    pal_page_ref refs[] = { { 0, page }, { 2, page } };
+    pal_write_item items[] = {
+        { .fd = (pal_fd)h, .pages = refs, .page_count = 2, .page_size = PAGE,
+          .kind = PAL_ITEM_WRITE },
+        { .fd = (pal_fd)h, .kind = PAL_ITEM_FSYNC },
+    };
+    const pal_fault_rule rules[] = {
+        { .kind = PAL_FAULT_DATA_WRITE, .mode = PAL_FAULT_ERROR, .nth = 2, .times = 1,
+          .error = ERROR_DISK_FULL },
+        { .kind = PAL_FAULT_DATA_SYNC, .mode = PAL_FAULT_ERROR, .nth = 1, .times = 1,
+          .error = ERROR_IO_DEVICE },
+    };
+    int32_t err;
+    CHECK_OK(pal_fault_arm(rules, 2, &err));
+    pal_writer *w;
+    CHECK_OK(pal_writer_open(0, 0, &w, &err));
+    CHECK(pal_writer_submit(w, items, 2, &err) == PAL_E_SYSTEM);
+    CHECK(items[0].result == ERROR_DISK_FULL && items[0].bytes_written == PAGE);
+    CHECK(items[1].result == ERROR_IO_DEVICE);
+    pal_fault_stats stats;
+    CHECK_OK(pal_fault_get_stats(&stats, &err));
+    CHECK(stats.calls[PAL_FAULT_DATA_WRITE] == 2 && stats.fired[PAL_FAULT_DATA_WRITE] == 1);
+    CHECK(stats.calls[PAL_FAULT_DATA_SYNC] == 1 && stats.fired[PAL_FAULT_DATA_SYNC] == 1);
+    CHECK_OK(pal_fault_disarm(&err));
+    CHECK_OK(pal_writer_submit(w, items, 2, &err));
+    CHECK_OK(pal_writer_close(w, &err));
+    CHECK(CloseHandle(h));
+
+    /* Partial and short writes are the Linux sources' only. */
+    const pal_fault_rule partial = { .kind = PAL_FAULT_JOURNAL_WRITE, .mode = PAL_FAULT_PARTIAL,
+                                     .nth = 1, .times = 1, .error = ERROR_IO_DEVICE, .bytes = 1 };
+    CHECK(pal_fault_arm(&partial, 1, &err) == PAL_E_UNSUPPORTED);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc >= 2);
@@ -110,5 +150,6 @@ int main(int argc, char **argv)
     CHECK(CreateDirectoryA(root, NULL));
     RUN(pages_and_syncs_are_written);
     RUN(journal_links_and_memory_work);
+    RUN(the_fault_seam_fails_calls_with_the_error_asked_for);
     return 0;
 }

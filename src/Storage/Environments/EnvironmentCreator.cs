@@ -32,7 +32,7 @@ internal static unsafe class EnvironmentCreator
         using (var handle = FileIo.OpenReadWrite(temporaryPath, create: true))
         {
             var fileBytes = AlignedBuffer.AlignUp(Math.Max(nextPage * PageLayout.PageSizeBytes, 1L << 20));
-            FileIo.SetLength(handle, temporaryPath, fileBytes);
+            FileIo.SetLength(handle, temporaryPath, fileBytes, faults);
             faults?.AfterSetLength(temporaryPath, fileBytes);
             using var page = new AlignedBuffer(PageLayout.PageSizeBytes);
             for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)

@@ -86,7 +86,9 @@ internal sealed class Flusher : IDisposable
 
     private void Run()
     {
-        while (!_stopping)
+        // A poisoned environment writes nothing more: after a failed fsync the page cache may have dropped pages, and
+        // a later fsync that succeeds says nothing about them. Only reopening (replaying the journal) repairs that.
+        while (!_stopping && !_env.IsPoisoned)
         {
             var signalled = _wake.WaitOne(_env.Options.FlushIntervalMs);
             if (_stopping) break;
@@ -111,11 +113,21 @@ internal sealed class Flusher : IDisposable
     {
         lock (_flushLock)
         {
-            FlushOnce();
-            var due = forceSync
-                || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
-                || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
-            if (due && _flushedUpTo > _syncedUpTo) Sync();
+            // Checked under the lock: a flush that failed on another thread poisoned the environment before releasing it.
+            _env.ThrowIfPoisoned();
+            try
+            {
+                FlushOnce();
+                var due = forceSync
+                    || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
+                    || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
+                if (due && _flushedUpTo > _syncedUpTo) Sync();
+            }
+            catch (Exception e)
+            {
+                _env.Poison(e);
+                throw;
+            }
             _env.Reclaimer.Reclaim(_env.Readers.ReclaimableEpoch(), onWriter: false);
         }
     }

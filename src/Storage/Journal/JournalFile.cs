@@ -58,7 +58,7 @@ internal sealed class JournalFile : IDisposable
         if (io.IsNative) return CreateSpareNative(directory, path, sizeBytes, faults);
         using (var handle = FileIo.OpenReadWrite(path, create: true))
         {
-            FileIo.SetLength(handle, path, sizeBytes);
+            FileIo.SetLength(handle, path, sizeBytes, faults);
             faults?.AfterSetLength(path, sizeBytes);
             using var zeros = new AlignedBuffer(ZeroChunkBytes);
             new Span<byte>(zeros.Pointer, ZeroChunkBytes).Clear();

@@ -91,7 +91,7 @@ internal sealed unsafe class DataFile : IDisposable
             var growth = Math.Clamp(current / 8, MinGrowthBytes, MaxGrowthBytes);
             var target = Math.Max(required, current + growth);
             target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
-            FileIo.SetLength(_handle, Path, target);
+            FileIo.SetLength(_handle, Path, target, _faults);
             _faults?.AfterSetLength(Path, target);
             var next = new DataFileMapping(_handle, target);
             var validated = new ulong[(next.PageCount + 63) / 64];

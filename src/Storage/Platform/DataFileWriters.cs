@@ -140,6 +140,11 @@ internal sealed unsafe class RingDataFileWriter : IDataFileWriter
         }
     }
 
+    /// <summary>
+    /// The managed seam, consulted per run before the ring sees any: a fault here fails the whole flush before
+    /// anything is written (a <see cref="PartialWriteException"/> too). Partial and short ring writes are the
+    /// native seam's (<see cref="PalFaults"/>), applied inside the ring where the re-queue logic lives.
+    /// </summary>
     private static void InjectedFault(IFaultInjector faults, string path, long runStart, long runEnd)
     {
         try

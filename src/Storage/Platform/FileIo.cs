@@ -91,7 +91,15 @@ internal static class FileIo
     {
         try
         {
-            faults?.BeforeWrite(path, offsetBytes, buffer.Length);
+            try
+            {
+                faults?.BeforeWrite(path, offsetBytes, buffer.Length);
+            }
+            catch (PartialWriteException partial)
+            {
+                RandomAccess.Write(handle, buffer[..(int)Math.Min(partial.BytesBeforeFailure, buffer.Length)], offsetBytes);
+                throw;
+            }
             RandomAccess.Write(handle, buffer, offsetBytes);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
@@ -104,13 +112,34 @@ internal static class FileIo
     {
         try
         {
-            faults?.BeforeWrite(path, offsetBytes, lengthBytes);
+            try
+            {
+                faults?.BeforeWrite(path, offsetBytes, lengthBytes);
+            }
+            catch (PartialWriteException partial)
+            {
+                RandomAccess.Write(handle, Prefix(buffers, partial.BytesBeforeFailure), offsetBytes);
+                throw;
+            }
             RandomAccess.Write(handle, buffers, offsetBytes);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             throw Translate(e, "write", path);
         }
+    }
+
+    /// <summary>The first <paramref name="lengthBytes"/> bytes of a gather list (all of it if it is shorter).</summary>
+    private static List<ReadOnlyMemory<byte>> Prefix(IReadOnlyList<ReadOnlyMemory<byte>> buffers, long lengthBytes)
+    {
+        var prefix = new List<ReadOnlyMemory<byte>>();
+        for (var i = 0; i < buffers.Count && lengthBytes > 0; i++)
+        {
+            var take = (int)Math.Min(buffers[i].Length, lengthBytes);
+            prefix.Add(buffers[i][..take]);
+            lengthBytes -= take;
+        }
+        return prefix;
     }
 
     /// <summary>fdatasync on Linux (the data and the size, not the timestamps), fsync/FlushFileBuffers elsewhere.</summary>
@@ -152,10 +181,11 @@ internal static class FileIo
         }
     }
 
-    public static void SetLength(SafeFileHandle handle, string path, long lengthBytes)
+    public static void SetLength(SafeFileHandle handle, string path, long lengthBytes, IFaultInjector? faults = null)
     {
         try
         {
+            faults?.BeforeResize(path, lengthBytes);
             RandomAccess.SetLength(handle, lengthBytes);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)

@@ -12,7 +12,7 @@ internal static unsafe partial class PalNative
     public const string Library = "storagepal";
 
     /// <summary>The PAL_VERSION this binding was written against.</summary>
-    public const int ExpectedVersion = 1;
+    public const int ExpectedVersion = 2;
 
     public const int StatusOk = 0;
     public const int StatusSystem = 1;
@@ -32,6 +32,12 @@ internal static unsafe partial class PalNative
     public const uint JournalDsyncOnly = 2;
 
     public const uint MemRss = 1, MemPss = 2, MemPrivateDirty = 4, MemAnonymous = 8, MemSwap = 16;
+
+    /// <summary>PAL_FAULT_MAX_KINDS: the length of the per-kind arrays of <see cref="FaultStats"/>.</summary>
+    public const int FaultMaxKinds = 16;
+
+    /// <summary>PAL_FAULT_MAX_RULES.</summary>
+    public const int FaultMaxRules = 8;
 
     [StructLayout(LayoutKind.Sequential)]
     public struct PageRef
@@ -85,6 +91,26 @@ internal static unsafe partial class PalNative
         public uint Reserved;
     }
 
+    [StructLayout(LayoutKind.Sequential)]
+    public struct FaultRule
+    {
+        public uint Kind;
+        public uint Mode;
+        public ulong Nth;
+        public ulong Bytes;
+        public int Error;
+        public uint Times;
+    }
+
+    [StructLayout(LayoutKind.Sequential)]
+    public struct FaultStats
+    {
+        public fixed ulong Calls[FaultMaxKinds];
+        public fixed ulong Fired[FaultMaxKinds];
+        public uint Armed;
+        public uint Reserved;
+    }
+
     [LibraryImport(Library, EntryPoint = "pal_version")]
     public static partial int Version();
 
@@ -135,6 +161,15 @@ internal static unsafe partial class PalNative
 
     [LibraryImport(Library, EntryPoint = "pal_read_memory_stats")]
     public static partial int ReadMemoryStats(out MemoryStats stats, out int err);
+
+    [LibraryImport(Library, EntryPoint = "pal_fault_arm")]
+    public static partial int FaultArm(FaultRule* rules, uint ruleCount, out int err);
+
+    [LibraryImport(Library, EntryPoint = "pal_fault_disarm")]
+    public static partial int FaultDisarm(out int err);
+
+    [LibraryImport(Library, EntryPoint = "pal_fault_get_stats")]
+    public static partial int FaultGetStats(out FaultStats stats, out int err);
 }
 
 /// <summary>A pal_writer: closing it completes queued work and stops its worker thread.</summary>

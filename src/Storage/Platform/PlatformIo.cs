@@ -54,6 +54,7 @@ internal sealed class PlatformIo
         throw new StorageException(StorageErrorCode.PlatformUnavailable, $"{EnvironmentVariable} is '{value}'; use 'native' or 'managed' (or leave it unset).");
     }
 
-    /// <summary>A writer for one data file (it keeps reusable buffers, so one per file).</summary>
-    public IDataFileWriter CreateDataWriter() => Writer is { } writer ? new RingDataFileWriter(writer) : new ManagedDataFileWriter();
+    /// <summary>A writer for one data file (it keeps reusable buffers, so one per file); its first failure is final.</summary>
+    public IDataFileWriter CreateDataWriter() =>
+        new FailStopDataFileWriter(Writer is { } writer ? new RingDataFileWriter(writer) : new ManagedDataFileWriter());
 }

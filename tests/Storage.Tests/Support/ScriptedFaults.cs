@@ -4,8 +4,9 @@ using Storage.Platform;
 namespace Storage.Tests.Support;
 
 /// <summary>
-/// A fault injector whose rules a test arms and disarms. A rule sees each write or sync the engine is about
-/// to issue and may return an exception to throw (an <see cref="IOException"/>, as the OS would fail it).
+/// A fault injector whose rules a test arms and disarms. A rule sees each write, sync or resize the engine is
+/// about to issue and may return an exception to throw (an <see cref="IOException"/>, as the OS would fail it,
+/// or a <see cref="PartialWriteException"/> to have a write land its first bytes and then fail).
 /// Rules can be restricted to the arming thread, so that background work (journal spares, the flusher) is
 /// not hit by accident. Every call is recorded.
 /// </summary>
@@ -27,11 +28,15 @@ internal sealed class ScriptedFaults : IFaultInjector
 
     /// <summary>Fails writes for which <paramref name="match"/> holds (once, or always).</summary>
     public void FailWrites(Func<string, long, long, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
-        Add(new Rule(IsSync: false, (path, offset, length) => match(path, offset, length), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
+        Add(new Rule(Call.Write, (path, offset, length) => match(path, offset, length), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
 
     /// <summary>Fails syncs for which <paramref name="match"/> holds (once, or always).</summary>
     public void FailSyncs(Func<string, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
-        Add(new Rule(IsSync: true, (path, _, _) => match(path), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
+        Add(new Rule(Call.Sync, (path, _, _) => match(path), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
+
+    /// <summary>Fails resizes (to a length) for which <paramref name="match"/> holds (once, or always).</summary>
+    public void FailResizes(Func<string, long, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
+        Add(new Rule(Call.Resize, (path, length, _) => match(path, length), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
 
     public void Clear()
     {
@@ -42,16 +47,25 @@ internal sealed class ScriptedFaults : IFaultInjector
 
     public static IOException Enospc() => new("No space left on device (injected)", 28);
 
+    /// <summary>A write that puts its first <paramref name="bytes"/> bytes on disk, then fails with EIO.</summary>
+    public static IOException PartialThenEio(long bytes) => new PartialWriteException(bytes, $"Input/output error after {bytes} bytes (injected)", 5);
+
     public void BeforeWrite(string path, long offsetBytes, long lengthBytes)
     {
         Log.Enqueue($"write {Path.GetFileName(path)} @{offsetBytes} +{lengthBytes} on {Environment.CurrentManagedThreadId}");
-        Check(isSync: false, path, offsetBytes, lengthBytes);
+        Check(Call.Write, path, offsetBytes, lengthBytes);
     }
 
     public void BeforeSync(string path)
     {
         Log.Enqueue($"sync {Path.GetFileName(path)} on {Environment.CurrentManagedThreadId}");
-        Check(isSync: true, path, 0, 0);
+        Check(Call.Sync, path, 0, 0);
+    }
+
+    public void BeforeResize(string path, long lengthBytes)
+    {
+        Log.Enqueue($"resize {Path.GetFileName(path)} to {lengthBytes} on {Environment.CurrentManagedThreadId}");
+        Check(Call.Resize, path, lengthBytes, 0);
     }
 
     private void Add(Rule rule)
@@ -59,7 +73,7 @@ internal sealed class ScriptedFaults : IFaultInjector
         lock (_lock) _rules.Add(rule);
     }
 
-    private void Check(bool isSync, string path, long offset, long length)
+    private void Check(Call call, string path, long offset, long length)
     {
         Exception? error = null;
         lock (_lock)
@@ -67,7 +81,7 @@ internal sealed class ScriptedFaults : IFaultInjector
             for (var i = 0; i < _rules.Count; i++)
             {
                 var rule = _rules[i];
-                if (rule.IsSync != isSync) continue;
+                if (rule.Call != call) continue;
                 if (rule.ThreadId is { } thread && thread != Environment.CurrentManagedThreadId) continue;
                 if (!rule.Match(path, offset, length)) continue;
                 if (rule.Once) _rules.RemoveAt(i);
@@ -81,5 +95,12 @@ internal sealed class ScriptedFaults : IFaultInjector
         throw error;
     }
 
-    private sealed record Rule(bool IsSync, Func<string, long, long, bool> Match, Func<IOException> Error, bool Once, int? ThreadId);
+    private enum Call
+    {
+        Write,
+        Sync,
+        Resize,
+    }
+
+    private sealed record Rule(Call Call, Func<string, long, long, bool> Match, Func<IOException> Error, bool Once, int? ThreadId);
 }

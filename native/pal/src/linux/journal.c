@@ -86,23 +86,47 @@ static bool aligned(uint64_t value)
     return value % PAL_JOURNAL_ALIGNMENT == 0;
 }
 
-/* pwritev until every byte is written; returns 0 or an errno value. */
-static int write_fully(int fd, struct iovec *iov, uint32_t count, uint64_t offset)
+/* No limit on the first syscall of write_fully. */
+#define PAL_NO_LIMIT SIZE_MAX
+
+/* pwritev until every byte is written; returns 0 or an errno value. The first
+ * syscall transfers at most `first_limit` bytes (the fault seam's short
+ * write), so that the loop below continues a short write for real. */
+static int write_fully(int fd, struct iovec *iov, uint32_t count, uint64_t offset,
+                       size_t first_limit)
 {
+    size_t limit = first_limit;
     while (count > 0) {
-        int batch = count > (uint32_t)IOV_MAX ? IOV_MAX : (int)count;
-        ssize_t n = pwritev(fd, iov, batch, (off_t)offset);
+        uint32_t batch = count > (uint32_t)IOV_MAX ? (uint32_t)IOV_MAX : count;
+        pal_iov_trim trim = { NULL, 0 };
+        if (limit != PAL_NO_LIMIT)
+            batch = pal_iov_clip(iov, batch, limit, &trim);
+        ssize_t n = batch == 0 ? 0 : pwritev(fd, iov, (int)batch, (off_t)offset);
+        int error = n < 0 ? errno : 0;
+        pal_iov_untrim(&trim);
         if (n < 0) {
-            if (errno == EINTR)
+            if (error == EINTR)
                 continue;
-            return errno;
+            return error;
         }
+        limit = PAL_NO_LIMIT;
         if (n == 0)
             return EIO; /* no progress: do not spin */
         offset += (uint64_t)n;
         pal_iov_advance(&iov, &count, (size_t)n);
     }
     return 0;
+}
+
+/* Writes the first `length` bytes of the iovecs and stops: the fault seam's
+ * partial write. */
+static int write_prefix(int fd, struct iovec *iov, uint32_t count, uint64_t offset,
+                        uint64_t length)
+{
+    pal_iov_trim trim;
+    uint32_t used = pal_iov_clip(iov, count, (size_t)length, &trim);
+    /* The trim stays in place: write_fully consumes these iovecs. */
+    return write_fully(fd, iov, used, offset, PAL_NO_LIMIT);
 }
 
 PAL_API pal_status pal_journal_write(pal_journal *j, uint64_t offset, const pal_buffer *buffers,
@@ -126,6 +150,9 @@ PAL_API pal_status pal_journal_write(pal_journal *j, uint64_t offset, const pal_
         return pal_result(err, PAL_E_INVALID, EINVAL);
     if (total == 0)
         return pal_ok(err);
+    pal_fault fault = pal_fault_take(PAL_FAULT_JOURNAL_WRITE);
+    if (fault.mode == PAL_FAULT_ERROR)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
 
     struct iovec stack_iov[PAL_JOURNAL_STACK_IOVS];
     struct iovec *iov = stack_iov;
@@ -138,7 +165,19 @@ PAL_API pal_status pal_journal_write(pal_journal *j, uint64_t offset, const pal_
         iov[i].iov_base = (void *)buffers[i].data; /* pwritev only reads it */
         iov[i].iov_len = (size_t)buffers[i].length;
     }
-    int error = write_fully(j->fd, iov, buffer_count, offset);
+    uint64_t granule = direct ? PAL_JOURNAL_ALIGNMENT : 1;
+    int error;
+    if (fault.mode == PAL_FAULT_PARTIAL) {
+        error = write_prefix(j->fd, iov, buffer_count, offset,
+                             pal_fault_limit(&fault, total, granule));
+        if (error == 0)
+            error = fault.error;
+    } else {
+        size_t first_limit = fault.mode == PAL_FAULT_SHORT
+                                 ? (size_t)pal_fault_limit(&fault, total, granule)
+                                 : PAL_NO_LIMIT;
+        error = write_fully(j->fd, iov, buffer_count, offset, first_limit);
+    }
     if (iov != stack_iov)
         free(iov);
     return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
@@ -148,6 +187,9 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
 {
     if (j == NULL || !aligned(size) || !pal_range_valid(0, size))
         return pal_result(err, PAL_E_INVALID, EINVAL);
+    pal_fault fault = pal_fault_take(PAL_FAULT_JOURNAL_PRESIZE);
+    if (fault.mode == PAL_FAULT_ERROR)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
 
     /* Reserve the blocks up front so the journal cannot hit ENOSPC mid-commit. */
     if (size > 0 && fallocate(j->fd, 0, 0, (off_t)size) != 0 && errno != EOPNOTSUPP)
@@ -164,17 +206,28 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
     if (error != 0)
         return pal_result(err, PAL_E_NOMEM, error);
     memset(zeros, 0, PAL_JOURNAL_ZERO_CHUNK);
-    for (uint64_t offset = 0; offset < size && error == 0;) {
-        uint64_t left = size - offset;
+    uint64_t granule = j->mode == PAL_JOURNAL_DIRECT ? PAL_JOURNAL_ALIGNMENT : 1;
+    uint64_t end = fault.mode == PAL_FAULT_PARTIAL ? pal_fault_limit(&fault, size, granule) : size;
+    for (uint64_t offset = 0; offset < end && error == 0;) {
+        uint64_t left = end - offset;
         size_t length = left < PAL_JOURNAL_ZERO_CHUNK ? (size_t)left : PAL_JOURNAL_ZERO_CHUNK;
         struct iovec iov = { .iov_base = zeros, .iov_len = length };
-        error = write_fully(j->fd, &iov, 1, offset);
+        /* A short write cuts the first syscall, which writes the first chunk. */
+        size_t first_limit = fault.mode == PAL_FAULT_SHORT && offset == 0
+                                 ? (size_t)pal_fault_limit(&fault, length, granule)
+                                 : PAL_NO_LIMIT;
+        error = write_fully(j->fd, &iov, 1, offset, first_limit);
         offset += length;
     }
     free(zeros);
+    if (error == 0 && fault.mode == PAL_FAULT_PARTIAL)
+        error = fault.error;
     if (error != 0)
         return pal_result(err, PAL_E_SYSTEM, error);
     /* O_DSYNC covered the data; this makes the new size durable as well. */
+    fault = pal_fault_take(PAL_FAULT_JOURNAL_SYNC);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     if (fdatasync(j->fd) != 0)
         return pal_result(err, PAL_E_SYSTEM, errno);
     return pal_ok(err);
@@ -192,6 +245,9 @@ PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_pat
     if (error != 0)
         return pal_result(err, PAL_E_INVALID, error);
 
+    pal_fault fault = pal_fault_take(PAL_FAULT_RENAME);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     if (rename(old_path, new_path) != 0)
         return pal_result(err, PAL_E_SYSTEM, errno);
     /* A rename is durable only once the directories holding both names are. */

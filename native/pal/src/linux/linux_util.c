@@ -37,6 +37,31 @@ void pal_iov_advance(struct iovec **iov, uint32_t *count, size_t written)
     *count = n;
 }
 
+uint32_t pal_iov_clip(struct iovec *iov, uint32_t count, size_t limit, pal_iov_trim *trim)
+{
+    trim->iov = NULL;
+    trim->saved_len = 0;
+    uint32_t used = 0;
+    while (used < count && limit > 0) {
+        if (iov[used].iov_len > limit) {
+            trim->iov = &iov[used];
+            trim->saved_len = iov[used].iov_len;
+            iov[used].iov_len = limit;
+            return used + 1;
+        }
+        limit -= iov[used].iov_len;
+        used++;
+    }
+    return used;
+}
+
+void pal_iov_untrim(pal_iov_trim *trim)
+{
+    if (trim->iov != NULL)
+        trim->iov->iov_len = trim->saved_len;
+    trim->iov = NULL;
+}
+
 int pal_parent_dir(const char *path, char *dir, size_t capacity)
 {
     size_t length = strlen(path);
@@ -57,6 +82,9 @@ int pal_parent_dir(const char *path, char *dir, size_t capacity)
 
 int pal_sync_dir(const char *path)
 {
+    pal_fault fault = pal_fault_take(PAL_FAULT_DIRECTORY_SYNC);
+    if (fault.mode != 0)
+        return fault.error;
     int fd;
     do {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

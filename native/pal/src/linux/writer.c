@@ -7,6 +7,8 @@
  * worker keeps a read armed on its wake eventfd inside the ring, so a single
  * io_uring_submit_and_wait() sleeps until either new work or a completion
  * arrives. Completions are routed back to their batch through user_data.
+ * The fault seam (fault.c) sees each op once, when it is first prepared; a
+ * fault it assigns is applied to the SQE and settled by the op's completion.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,10 +55,9 @@ typedef struct pal_op {
     uint32_t iovcnt;
     uint64_t offset;    /* file offset of iov[0] */
     uint64_t remaining; /* bytes still to write */
-#ifdef PAL_TEST_HOOKS
-    struct iovec *cut_iov; /* iovec shortened by the test seam, or NULL */
-    size_t cut_saved_len;
-#endif
+    pal_fault fault;    /* the fault seam's verdict, pending until a completion uses it */
+    pal_iov_trim trim;  /* the iovec a fault cut for the issue in flight */
+    bool counted;       /* the fault seam has seen this op (its first issue) */
 } pal_op;
 
 /* The ops of one pal_writer_submit call; lives on the caller's stack. */
@@ -186,17 +187,21 @@ static void finish_op(pal_writer *w, pal_op *op, int32_t error)
 
 static void complete_op(pal_writer *w, pal_op *op, int res)
 {
-#ifdef PAL_TEST_HOOKS
-    if (op->cut_iov != NULL) {
-        op->cut_iov->iov_len = op->cut_saved_len;
-        op->cut_iov = NULL;
+    pal_iov_untrim(&op->trim);
+    if (res == -EAGAIN || res == -EINTR) {
+        push_ready(w, op); /* a pending fault applies to the re-issue */
+        return;
     }
-#endif
+    pal_fault fault = op->fault;
+    op->fault.mode = 0;
     if (res < 0) {
-        if (res == -EAGAIN || res == -EINTR)
-            push_ready(w, op);
-        else
-            finish_op(w, op, -res);
+        finish_op(w, op, -res); /* a real error wins over an injected one */
+        return;
+    }
+    if (fault.mode == PAL_FAULT_ERROR || fault.mode == PAL_FAULT_PARTIAL) {
+        if (op->kind == PAL_ITEM_WRITE)
+            op->item->bytes_written += (uint64_t)res;
+        finish_op(w, op, fault.error);
         return;
     }
     if (op->kind != PAL_ITEM_WRITE) {
@@ -234,28 +239,31 @@ static struct io_uring_sqe *next_sqe(pal_writer *w)
 
 static void prepare_op(pal_writer *w, struct io_uring_sqe *sqe, pal_op *op)
 {
-    if (op->kind == PAL_ITEM_WRITE) {
+    if (!op->counted) {
+        op->counted = true;
+        op->fault = pal_fault_take(op->kind == PAL_ITEM_WRITE ? PAL_FAULT_DATA_WRITE
+                                                              : PAL_FAULT_DATA_SYNC);
+    }
+    if (op->kind == PAL_ITEM_WRITE && op->fault.mode != PAL_FAULT_ERROR) {
         uint32_t count = op->iovcnt;
-#ifdef PAL_TEST_HOOKS
-        if (op->remaining > 1 && pal_test_take_truncation()) {
-            /* Cut the request to a little over half, mid-iovec when possible,
-             * so the remainder exercises the partial-iovec path. */
-            size_t keep = (size_t)(op->remaining / 2 + 1);
-            uint32_t i = 0;
-            while (keep > op->iov[i].iov_len) {
-                keep -= op->iov[i].iov_len;
-                i++;
-            }
-            op->cut_iov = &op->iov[i];
-            op->cut_saved_len = op->iov[i].iov_len;
-            op->iov[i].iov_len = keep;
-            count = i + 1;
+        if (op->fault.mode != 0) {
+            /* PARTIAL: this issue writes the prefix and the completion fails
+             * the op; SHORT: the completion sees a short write and re-queues
+             * the rest like any other. */
+            size_t limit = (size_t)pal_fault_limit(&op->fault, op->remaining, 1);
+            count = pal_iov_clip(op->iov, count, limit, &op->trim);
         }
-#endif
-        io_uring_prep_writev(sqe, op->fd, op->iov, count, op->offset);
-        if (w->flags & PAL_WRITER_LOW_PRIORITY)
-            sqe->ioprio = PAL_IOPRIO_BACKGROUND;
-        counter_add(&w->writes);
+        if (count > 0) {
+            io_uring_prep_writev(sqe, op->fd, op->iov, count, op->offset);
+            if (w->flags & PAL_WRITER_LOW_PRIORITY)
+                sqe->ioprio = PAL_IOPRIO_BACKGROUND;
+            counter_add(&w->writes);
+        } else {
+            io_uring_prep_nop(sqe); /* a zero-byte write: completes with 0 */
+        }
+    } else if (op->fault.mode == PAL_FAULT_ERROR) {
+        /* Nothing reaches the file; the completion reports the error. */
+        io_uring_prep_nop(sqe);
     } else {
         /* IORING_OP_FSYNC rejects a non-zero ioprio, so none is set here. */
         io_uring_prep_fsync(sqe, op->fd,

@@ -33,6 +33,9 @@ PAL_API pal_status pal_file_allocate(pal_fd fd, uint64_t offset, uint64_t length
         return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
     if (length == 0)
         return pal_ok(err);
+    pal_fault fault = pal_fault_take(PAL_FAULT_FILE_ALLOCATE);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     LARGE_INTEGER size;
     if (!GetFileSizeEx(file, &size))
         return pal_win_fail(err);
@@ -57,6 +60,9 @@ PAL_API pal_status pal_file_punch_hole(pal_fd fd, uint64_t offset, uint64_t leng
         return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
     if (length == 0)
         return pal_ok(err);
+    pal_fault fault = pal_fault_take(PAL_FAULT_PUNCH_HOLE);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     /* Zeroing a range frees its clusters only in a sparse file. */
     FILE_SET_SPARSE_BUFFER sparse = { .SetSparse = TRUE };
     DWORD error = ioctl(file, FSCTL_SET_SPARSE, &sparse, sizeof(sparse));
@@ -83,7 +89,10 @@ PAL_API pal_status pal_hard_link(const char *existing_path, const char *new_path
         free(existing_wide);
         return pal_result(err, PAL_E_INVALID, (int32_t)error);
     }
-    if (!CreateHardLinkW(new_wide, existing_wide, NULL))
+    pal_fault fault = pal_fault_take(PAL_FAULT_HARD_LINK);
+    if (fault.mode != 0)
+        error = (DWORD)fault.error;
+    else if (!CreateHardLinkW(new_wide, existing_wide, NULL))
         error = GetLastError();
     free(existing_wide);
     free(new_wide);
@@ -131,5 +140,8 @@ PAL_API pal_status pal_fsync_directory(const char *path, int32_t *err)
      * must be durable use write-through calls (MoveFileEx); nothing to do. */
     if (path == NULL)
         return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    pal_fault fault = pal_fault_take(PAL_FAULT_DIRECTORY_SYNC);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     return pal_ok(err);
 }

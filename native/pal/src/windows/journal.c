@@ -150,6 +150,10 @@ PAL_API pal_status pal_journal_write(pal_journal *j, uint64_t offset, const pal_
             return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
     }
 
+    pal_fault fault = pal_fault_take(PAL_FAULT_JOURNAL_WRITE);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error); /* ERROR: the only mode here */
+
     DWORD error = 0;
     if (!direct) {
         for (uint32_t i = 0; i < buffer_count && error == 0; i++) {
@@ -186,6 +190,9 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
 {
     if (j == NULL || !aligned(size) || size > (uint64_t)INT64_MAX)
         return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    pal_fault fault = pal_fault_take(PAL_FAULT_JOURNAL_PRESIZE);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     FILE_END_OF_FILE_INFO eof = { .EndOfFile.QuadPart = (LONGLONG)size };
     if (!SetFileInformationByHandle(j->file, FileEndOfFileInfo, &eof, sizeof(eof)))
         return pal_win_fail(err);
@@ -206,6 +213,9 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
     if (error != 0)
         return pal_result(err, PAL_E_SYSTEM, (int32_t)error);
     /* Write-through covered the data; this makes the new size durable. */
+    fault = pal_fault_take(PAL_FAULT_JOURNAL_SYNC);
+    if (fault.mode != 0)
+        return pal_result(err, PAL_E_SYSTEM, fault.error);
     if (!FlushFileBuffers(j->file))
         return pal_win_fail(err);
     return pal_ok(err);
@@ -227,7 +237,10 @@ PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_pat
     }
     /* MOVEFILE_WRITE_THROUGH returns once the rename is on disk: the
      * equivalent of the directory fsync on Linux. */
-    if (!MoveFileExW(old_wide, new_wide, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+    pal_fault fault = pal_fault_take(PAL_FAULT_RENAME);
+    if (fault.mode != 0)
+        error = (DWORD)fault.error;
+    else if (!MoveFileExW(old_wide, new_wide, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
         error = GetLastError();
     free(old_wide);
     free(new_wide);

@@ -92,6 +92,11 @@ static void drain(call_state *call)
 static void issue_write(call_state *call, HANDLE file, pal_write_item *item,
                         const pal_page_ref *page)
 {
+    pal_fault fault = pal_fault_take(PAL_FAULT_DATA_WRITE);
+    if (fault.mode != 0) {
+        record_error(call, item, (DWORD)fault.error); /* ERROR: the only mode here */
+        return;
+    }
     pending_write *slot = &call->slots[call->next_slot];
     call->next_slot = (call->next_slot + 1) % PAL_WIN_MAX_PENDING;
     if (slot->busy)
@@ -192,6 +197,11 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
             item->runs = item->page_count;
         } else {
             drain(call); /* a sync covers the writes before it */
+            pal_fault fault = pal_fault_take(PAL_FAULT_DATA_SYNC);
+            if (fault.mode != 0) {
+                record_error(call, item, (DWORD)fault.error);
+                continue;
+            }
             InterlockedIncrement64(&w->syncs);
             if (!FlushFileBuffers(file))
                 record_error(call, item, GetLastError());
