@@ -4,9 +4,11 @@
 #  2. the native layer's C tests (ctest);
 #  3. the NuGet package: packed with both native libraries, restored by tests/Storage.PackageConsumer
 #     from a local folder, which opens an environment, commits and reads.
-# Arguments go to both `dotnet test` runs (e.g. --filter Category!=Slow).
+# Arguments go to both `dotnet test` runs; without any, the long opt-in tests (Category=Slow: the exhaustive fault
+# campaign) are left out. `bash scripts/test.sh --filter Category=Slow` runs just those.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -eq 0 ]; then set -- --filter "Category!=Slow"; fi
 bash scripts/prerequisites.sh || exit 1
 dotnet build Storage.sln -c Release -nologo -v quiet || exit 1
 
