@@ -21,6 +21,13 @@ internal static class Corpus
 
     public static IReadOnlyList<string> Seeds(string target) => Files(CorpusDirectory(target));
 
+    /// <summary>
+    /// Reproducers of open findings that end quickly (as a known issue); those named <c>*.hang.*</c> run for long or
+    /// take gigabytes before they end and are replayed only by name.
+    /// </summary>
+    public static IReadOnlyList<string> OpenFindings(string target) =>
+        Files(OpenFindingsDirectory(target)).Where(f => !Path.GetFileName(f).Contains(".hang.", StringComparison.Ordinal)).ToList();
+
     /// <summary>Every file that must keep the contract: seeds and fixed findings.</summary>
     public static IReadOnlyList<string> Replayable(string target) => [.. Seeds(target), .. Files(FindingsDirectory(target))];
 

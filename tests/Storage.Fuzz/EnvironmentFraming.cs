@@ -16,12 +16,15 @@ namespace Storage.Fuzz;
 /// at the offset (the file grows with zeros to reach it); a chunk of length 0 sets the file's length to the offset
 /// (truncating or extending it), so a file can end anywhere, including inside a page or an entry. A file no chunk
 /// names does not exist. A chunk cut short by the end of the input keeps the bytes it has; offsets past
-/// <see cref="MaxFileBytes"/> are dropped. Flag bit 0 repairs checksums after assembly (<see cref="ChecksumRepair"/>).
+/// <see cref="MaxFileBytes"/> are dropped. Flags: bit 0 repairs checksums after assembly (<see cref="ChecksumRepair"/>);
+/// bit 1 skips the read-only readers (checker and inspection tool), bit 2 skips opening the environment.
 /// </summary>
 internal sealed class EnvironmentFraming
 {
     public const int MaxFileBytes = 4 << 20;
     public const byte RepairChecksumsFlag = 1;
+    public const byte SkipReadersFlag = 2;
+    public const byte SkipOpenFlag = 4;
     private const int ChunkHeaderBytes = 7;
     private const int MaxChunkBytes = ushort.MaxValue;
     /// <summary>Zero stretches shorter than this stay inside a chunk: a new chunk costs its header.</summary>
@@ -33,6 +36,10 @@ internal sealed class EnvironmentFraming
     public SortedDictionary<int, byte[]> Files { get; } = [];
 
     public bool RepairChecksums => (Flags & RepairChecksumsFlag) != 0;
+
+    public bool SkipReaders => (Flags & SkipReadersFlag) != 0;
+
+    public bool SkipOpen => (Flags & SkipOpenFlag) != 0;
 
     public static EnvironmentFraming Decode(ReadOnlySpan<byte> input)
     {

@@ -11,6 +11,9 @@ internal enum FuzzOutcome
 
     /// <summary>The target refused the input with a typed error: the contract holds.</summary>
     Rejected,
+
+    /// <summary>The input broke the contract the way a known open finding does (see <see cref="KnownIssues"/>).</summary>
+    KnownIssue,
 }
 
 /// <summary>
@@ -43,6 +46,11 @@ internal static class FuzzContract
         {
             t_refusals?.Add($"{e.GetType().Name}: {e.Message}");
             return FuzzOutcome.Rejected;
+        }
+        catch (Exception e) when (!KnownIssues.Strict && KnownIssues.Match(e) is { } issue)
+        {
+            t_refusals?.Add($"known issue {issue.Id}: {e.GetType().Name}: {e.Message}");
+            return FuzzOutcome.KnownIssue;
         }
     }
 

@@ -25,7 +25,7 @@ internal static class FuzzRunner
         var watch = Stopwatch.StartNew();
         // Its own thread, so that a hang is reported instead of stopping the caller; the thread is abandoned then.
         var task = Task.Factory.StartNew(() => (FuzzContract.Execute(target, input), FuzzContract.Refusals.ToList()), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
-        if (!task.Wait(timeout ?? DefaultTimeout) && !task.IsCompleted)
+        if (!((IAsyncResult)task).AsyncWaitHandle.WaitOne(timeout ?? DefaultTimeout))
         {
             return new FuzzResult(null, null, TimedOut: true, watch.Elapsed);
         }
