@@ -57,11 +57,21 @@ namespace Storage.Fuzz
         {
             // An untyped exception escaping the action is a crash to afl-fuzz; so is the death of the child process
             // (SIGSEGV, SIGBUS, stack overflow), which the out-of-process server survives and restarts from.
+            // STORAGE_FUZZ_LOG names a file that gets every exception afl-fuzz counts as a crash (afl-fuzz keeps no output).
+            var log = Environment.GetEnvironmentVariable("STORAGE_FUZZ_LOG");
             Fuzzer.OutOfProcess.Run(stream =>
             {
                 using var memory = new MemoryStream();
                 stream.CopyTo(memory);
-                FuzzContract.Execute(target, memory.ToArray());
+                try
+                {
+                    FuzzContract.Execute(target, memory.ToArray());
+                }
+                catch (Exception e) when (log is not null)
+                {
+                    File.AppendAllText(log, $"{DateTime.UtcNow:O} {target.Name} ({memory.Length} bytes): {e}\n");
+                    throw;
+                }
             });
             return 0;
         }
