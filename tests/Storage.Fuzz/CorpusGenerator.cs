@@ -66,6 +66,9 @@ internal static unsafe class CorpusGenerator
             Write(corpusDirectory, "environment", $"{scenario.Name}.env", framing.Encode(), written);
             if (scenario.Name is "unsynced" or "overflow")
             {
+                // Only the engine's open and read: a problem of the read-only readers ends an input before it reaches them.
+                Write(corpusDirectory, "environment", $"{scenario.Name}-open-only.env",
+                    new EnvironmentFraming { Flags = EnvironmentFraming.RepairChecksumsFlag | EnvironmentFraming.SkipReadersFlag }.WithFilesOf(framing).Encode(), written);
                 // The same files with their checksums taken as they are: the checksum checks themselves are targets too.
                 Write(corpusDirectory, "environment", $"{scenario.Name}-raw.env", new EnvironmentFraming { Flags = 0 }.WithFilesOf(framing).Encode(), written);
                 Write(corpusDirectory, "environment", $"{scenario.Name}-torn.env", TearLastJournal(framing).Encode(), written);
