@@ -74,6 +74,12 @@ internal static unsafe class CorpusGenerator
                 Write(corpusDirectory, "environment", $"{scenario.Name}-torn.env", TearLastJournal(framing).Encode(), written);
             }
 
+            if (scenario.Name == "healthy")
+            {
+                // A data file shorter than its header says: the mapped file must not be read past its end.
+                Write(corpusDirectory, "environment", "healthy-truncated.env", Truncated(framing).Encode(), written);
+            }
+
             Write(corpusDirectory, "file-header", $"{scenario.Name}-slot0.page", data.AsSpan(0, PageSize).ToArray(), written);
             Write(corpusDirectory, "file-header", $"{scenario.Name}-slot1.page", data.AsSpan(PageSize, PageSize).ToArray(), written);
             if (scenario.Name == "healthy") Write(corpusDirectory, "file-header", "healthy-both.pages", data.AsSpan(0, 2 * PageSize).ToArray(), written);
@@ -258,6 +264,16 @@ internal static unsafe class CorpusGenerator
         cut.AsSpan(used / 2).Clear();
         torn.Files[last] = cut;
         return torn;
+    }
+
+    /// <summary>The data file cut at the page boundary nearest to half of what was written to it.</summary>
+    private static EnvironmentFraming Truncated(EnvironmentFraming framing)
+    {
+        var truncated = new EnvironmentFraming { Flags = framing.Flags }.WithFilesOf(framing);
+        var data = truncated.Files[0];
+        var used = data.AsSpan().LastIndexOfAnyExcept((byte)0) + 1;
+        truncated.Files[0] = data.AsSpan(0, Math.Max(PageSize, used / 2 / PageSize * PageSize)).ToArray();
+        return truncated;
     }
 
     /// <summary>Writes a seed unless an identical one was written already; true when written.</summary>
