@@ -69,7 +69,13 @@ export AFL_FORKSRV_INIT_TMOUT=60000
 # An input that makes a reader allocate without bound fails fast with OutOfMemoryException (a finding) instead
 # of taking the machine's memory first. afl-fuzz's own -m limit does not suit the runtime's address-space reservations.
 export DOTNET_GCHeapHardLimit=0x80000000
-# What the targets write goes to memory (see ScratchDirectory.cs).
+# What the targets write goes to memory (see ScratchDirectory.cs), in a folder of this run's own: an execution that
+# afl-fuzz kills on a timeout leaves its directory behind, and the folder goes when the run ends.
+if [ -z "${STORAGE_FUZZ_TMP:-}" ]; then
+  tmp_parent=/dev/shm; [ -d "$tmp_parent" ] || tmp_parent="${TMPDIR:-/tmp}"
+  export STORAGE_FUZZ_TMP="$tmp_parent/storage-fuzz-run-$$"
+  trap 'rm -rf "$STORAGE_FUZZ_TMP"' EXIT
+fi
 mkdir -p "$output"
 findings=0
 failed=0
