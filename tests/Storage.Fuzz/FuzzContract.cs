@@ -3,19 +3,6 @@ using Storage.Inspection;
 
 namespace Storage.Fuzz;
 
-/// <summary>How one input ended.</summary>
-internal enum FuzzOutcome
-{
-    /// <summary>The target read the input without an error.</summary>
-    Accepted,
-
-    /// <summary>The target refused the input with a typed error: the contract holds.</summary>
-    Rejected,
-
-    /// <summary>The input broke the contract the way a known open finding does (see <see cref="KnownIssues"/>).</summary>
-    KnownIssue,
-}
-
 /// <summary>
 /// The contract every target keeps: any input is either read or refused with a typed error
 /// (<see cref="StorageException"/> and its subclasses, the inspection tool's <see cref="InspectionException"/>
@@ -71,5 +58,3 @@ internal static class FuzzContract
     }
 }
 
-/// <summary>A target noticed something wrong that is not an exception of the library (an invariant of its own, such as a key outside its page).</summary>
-internal sealed class FuzzInvariantException(string message) : Exception(message);

@@ -2,9 +2,6 @@ using System.Diagnostics;
 
 namespace Storage.Fuzz;
 
-/// <summary>What a mutation pass did, and the inputs that broke the contract.</summary>
-internal sealed record MutationSummary(string Target, int Executions, int Accepted, int Rejected, IReadOnlyList<(byte[] Input, FuzzResult Result)> Violations, TimeSpan Elapsed);
-
 /// <summary>
 /// A cheap stand-in for AFL++ where it is not installed: deterministic mutations of the seeds, run in this process,
 /// bounded by a count and a time budget. It finds the shallow breaks; coverage-guided fuzzing finds the deep ones.
