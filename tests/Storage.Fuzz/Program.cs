@@ -36,7 +36,7 @@ internal static class Program
               list                                   the targets
               run <target>                           under afl-fuzz (SharpFuzz's out-of-process fork server; input on stdin)
               replay <target|all> [--verbose] [file|dir ...]
-                                     runs inputs once each (default: the corpus and saved findings)
+                                                     runs inputs once each (default: the corpus and saved findings)
               mutate <target|all> [--executions N] [--seconds S] [--seed N] [--save DIR]
                                                      in-process mutations of the corpus (no AFL needed)
               generate-corpus [--output DIR]         writes the seed corpus from fresh environments
