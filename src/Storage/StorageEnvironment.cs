@@ -30,7 +30,8 @@ public sealed partial class StorageEnvironment : IDisposable
     private long _commits;
     private long _pagesModified;
 
-    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, JournalWriter journal, RecoveryStats recovery)
+    /// <summary>An environment over a recovered state; nothing runs (no flusher) until <see cref="Start"/>.</summary>
+    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, JournalWriter journal)
     {
         DirectoryPath = directory;
         Options = options;
@@ -38,15 +39,14 @@ public sealed partial class StorageEnvironment : IDisposable
         DataFile = dataFile;
         Reclaimer = new ScratchReclaimer(Scratch);
         EnvironmentId = header.EnvironmentId;
-        Recovery = recovery;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
         Journal = journal;
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
-        LoadFreeSpace();
-        _flusher.Start();
         _metrics = new Diagnostics.StorageMetrics(this);
     }
+
+    private void Start() => _flusher.Start();
 
     /// <summary>The environment's directory (full path).</summary>
     public string DirectoryPath { get; }
@@ -56,7 +56,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal ulong EnvironmentId { get; }
 
-    internal RecoveryStats Recovery { get; }
+    internal RecoveryStats Recovery { get; private set; }
 
     internal DataFile DataFile { get; }
 
@@ -105,9 +105,31 @@ public sealed partial class StorageEnvironment : IDisposable
             if (!File.Exists(dataPath)) CreateOrFinish(directory, dataPath, journalDirectory, io, options);
             dataFile = DataFile.Open(dataPath, io, faults);
             var header = ReadBestHeader(dataFile, out var invalidSlot);
-            var (journal, recovery) = RecoverJournal(dataFile, journalDirectory, ref header, invalidSlot, io, options);
-            env = new StorageEnvironment(directory, options, lockHandle, dataFile, header, journal, recovery);
+            using var recovery = new Recovery(dataFile, header);
+            var plan = Replay(recovery, dataFile, journalDirectory, header, invalidSlot, options);
+            var recovered = header;
+            recovered.LastSyncedTransactionId = recovery.LastTransactionId;
+            recovered.NextPageNumber = recovery.NextPageNumber;
+            recovered.RootTree = recovery.RootTree;
+            if (!plan.ContinueInPlace) recovered.Sequence++;
+            var nextJournal = Math.Max(header.JournalFileNumber, plan.Files.Count == 0 ? 0 : plan.Files[^1].Number) + 1;
+            var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextJournal, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults);
+            try
+            {
+                env = new StorageEnvironment(directory, options, lockHandle, dataFile, recovered, journal);
+            }
+            catch
+            {
+                journal.Dispose();
+                throw;
+            }
+            // The recovered state must stand up (bitmaps valid, roots in use) before its header is written and the old
+            // journal files go: until then a failed open leaves everything as it was (the pages recovery wrote are the
+            // ones the next replay writes again).
+            env.LoadFreeSpace();
             env.VerifyRootsInUse();
+            env.Recovery = CommitRecovery(plan, ref recovered, dataFile, journal, journalDirectory, faults);
+            env.Start();
             return env;
         }
         catch
@@ -222,10 +244,10 @@ public sealed partial class StorageEnvironment : IDisposable
         {
             throw new StorageException(StorageErrorCode.FormatMismatch, $"The data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this library reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages.");
         }
-        var minimumPages = FreeSpaceLayout.FirstUsablePage(0) + 1;
-        if (header.NextPageNumber < minimumPages || header.RootTree.RootPage < 2 || header.RootTree.RootPage >= header.NextPageNumber || header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0)
+        var problem = StateChecks.Problem(header.NextPageNumber, header.RootTree) ?? (header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0 ? "negative journal position" : null);
+        if (problem is not null)
         {
-            throw new StorageCorruptedException($"The file header (slot {header.Sequence & 1}) describes an impossible environment.", dataFile.Path, header.Sequence & 1, (header.Sequence & 1) * PageLayout.PageSizeBytes);
+            throw new StorageCorruptedException($"The file header (slot {header.Sequence & 1}) describes an impossible environment ({problem}).", dataFile.Path, header.Sequence & 1, (header.Sequence & 1) * PageLayout.PageSizeBytes);
         }
         if (header.NextPageNumber > dataFile.PageCount)
         {
@@ -234,17 +256,15 @@ public sealed partial class StorageEnvironment : IDisposable
         return header;
     }
 
+    /// <summary>What replaying the journal found, and what is left to do once the recovered state checks out.</summary>
+    private sealed record RecoveryPlan(JournalWalkResult Walk, IReadOnlyList<(long Number, string Path)> Files, bool ContinueInPlace, RecoveryStats Stats);
+
     /// <summary>
-    /// Replays the journal after the header's synced transaction and verifies what it rebuilt. When nothing needed
-    /// replaying, the journal continues in the file the header names; otherwise the pages are written and synced, a
-    /// new journal file is put in place, and only then a header pointing to it is written, after which the old files
-    /// are obsolete and deleted (those provably this environment's own).
+    /// Replays the journal after the header's synced transaction and verifies what it rebuilt; damage fails here (a
+    /// strict open) with nothing changed. Unless nothing needed replaying, the rebuilt pages are written and synced.
     /// </summary>
-    private static (JournalWriter Journal, RecoveryStats Stats) RecoverJournal(DataFile dataFile, string journalDirectory, ref FileHeader header, string? invalidSlot,
-        PlatformIo io, StorageOptions options)
+    private static RecoveryPlan Replay(Recovery recovery, DataFile dataFile, string journalDirectory, in FileHeader header, string? invalidSlot, StorageOptions options)
     {
-        var faults = options.FaultInjector;
-        using var recovery = new Recovery(dataFile, header);
         var walk = recovery.Replay(journalDirectory, header);
         var damage = walk.Damage;
         if (damage is not null)
@@ -266,9 +286,12 @@ public sealed partial class StorageEnvironment : IDisposable
             }
         }
         recovery.VerifyPages();
-
-        var files = JournalEntryReader.ListFiles(journalDirectory);
-        var nextNumber = Math.Max(header.JournalFileNumber, files.Count == 0 ? 0 : files[^1].Number) + 1;
+        var continueInPlace = damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber;
+        if (!continueInPlace)
+        {
+            if (!Directory.Exists(journalDirectory)) CreateJournalDirectory(journalDirectory, options.FaultInjector);
+            recovery.WritePages();
+        }
         var stats = new RecoveryStats
         {
             ReplayedTransactions = walk.EntriesReplayed,
@@ -276,46 +299,41 @@ public sealed partial class StorageEnvironment : IDisposable
             TornTail = walk.TornTailDropped ? $"{walk.TornTailPath} at offset {walk.TornTailOffsetBytes}: {walk.TornTailReason}" : null,
             InvalidHeaderSlot = invalidSlot,
         };
-        var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextNumber, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults);
-        try
+        return new RecoveryPlan(walk, JournalEntryReader.ListFiles(journalDirectory), continueInPlace, stats);
+    }
+
+    /// <summary>
+    /// Makes the recovered state the environment's: when nothing needed replaying, the journal continues in the file
+    /// the header names; otherwise a new journal file is put in place, and only then a header pointing to it is
+    /// written, after which the old files are obsolete and deleted (those provably this environment's own), or moved
+    /// aside when they held transactions given up.
+    /// </summary>
+    private static RecoveryStats CommitRecovery(RecoveryPlan plan, ref FileHeader header, DataFile dataFile, JournalWriter journal, string journalDirectory, IFaultInjector? faults)
+    {
+        var walk = plan.Walk;
+        var stats = plan.Stats;
+        if (plan.ContinueInPlace)
         {
-            if (damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber)
-            {
-                journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes);
-                stats = stats with { ForeignJournalFiles = RemoveObsolete(files, header.JournalFileNumber, header.EnvironmentId, faults) };
-                return (journal, stats);
-            }
-            if (!Directory.Exists(journalDirectory)) CreateJournalDirectory(journalDirectory, faults);
-            recovery.WritePages();
-            journal.StartFile(recovery.LastTransactionId + 1);
-            var (number, offset) = journal.Position;
-            header.Sequence++;
-            header.LastSyncedTransactionId = recovery.LastTransactionId;
-            header.NextPageNumber = recovery.NextPageNumber;
-            header.RootTree = recovery.RootTree;
-            header.JournalFileNumber = number;
-            header.JournalOffsetBytes = offset;
-            FileHeaderIo.Write(dataFile, header);
-            dataFile.Sync();
-            if (damage is not null)
-            {
-                var lostDirectory = MoveAside(files, damage.FromFileNumber, number, journalDirectory, faults);
-                stats = stats with
-                {
-                    LostTransactions = damage.Lost.Count,
-                    Damage = $"{damage.Message} ({damage.Path}, offset {damage.OffsetBytes}); given up: {damage.LostDescription}.",
-                    LostJournalsDirectory = lostDirectory,
-                };
-                files = JournalEntryReader.ListFiles(journalDirectory);
-            }
-            stats = stats with { ForeignJournalFiles = RemoveObsolete(files, number, header.EnvironmentId, faults) };
-            return (journal, stats);
+            journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes);
+            return stats with { ForeignJournalFiles = RemoveObsolete(plan.Files, header.JournalFileNumber, header.EnvironmentId, faults) };
         }
-        catch
+        journal.StartFile(header.LastSyncedTransactionId + 1);
+        (header.JournalFileNumber, header.JournalOffsetBytes) = journal.Position;
+        FileHeaderIo.Write(dataFile, header);
+        dataFile.Sync();
+        var files = plan.Files;
+        if (walk.Damage is { } damage)
         {
-            journal.Dispose();
-            throw;
+            var lostDirectory = MoveAside(files, damage.FromFileNumber, header.JournalFileNumber, journalDirectory, faults);
+            stats = stats with
+            {
+                LostTransactions = damage.Lost.Count,
+                Damage = $"{damage.Message} ({damage.Path}, offset {damage.OffsetBytes}); given up: {damage.LostDescription}.",
+                LostJournalsDirectory = lostDirectory,
+            };
+            files = JournalEntryReader.ListFiles(journalDirectory);
         }
+        return stats with { ForeignJournalFiles = RemoveObsolete(files, header.JournalFileNumber, header.EnvironmentId, faults) };
     }
 
     private static void CreateJournalDirectory(string journalDirectory, IFaultInjector? faults)

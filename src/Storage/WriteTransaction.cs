@@ -38,6 +38,10 @@ public sealed class WriteTransaction : Transaction
         Span<byte> key = stackalloc byte[256];
         var length = EncodeName(name, key);
         if (TryOpenTree(name, out _)) throw new StorageException(StorageErrorCode.TreeExists, $"A tree named '{name}' exists already.");
+        if (RootState.LastTreeId >= int.MaxValue - 1)
+        {
+            throw new StorageException(StorageErrorCode.Corrupted, $"Tree ids are exhausted (the last one handed out is {RootState.LastTreeId}).");
+        }
         try
         {
             RootState.LastTreeId++;

@@ -7,30 +7,20 @@ namespace Storage.Fuzz.Tests;
 /// </summary>
 public sealed class OpenFindingsTests
 {
-    public static TheoryData<string, string> Inputs()
+    /// <summary>A fact, not a theory: with no open finding there is nothing to list, and that is the good case.</summary>
+    [Fact]
+    public void Every_reproducer_ends_as_its_known_issue_or_keeps_the_contract()
     {
-        var data = new TheoryData<string, string>();
         foreach (var target in FuzzTargets.All)
         {
             foreach (var file in Corpus.OpenFindings(target.Name))
             {
-                data.Add(target.Name, Path.GetRelativePath(Corpus.ProjectDirectory, file));
+                var result = FuzzRunner.RunOne(target, File.ReadAllBytes(file));
+                Assert.True(result.KeepsContract, $"{target.Name} {file}: {result.Describe()}\n{result.Violation}");
+                if (result.Outcome != FuzzOutcome.KnownIssue) continue;
+                var issue = KnownIssues.All.Single(i => result.Refusals.Any(r => r.StartsWith($"known issue {i.Id}:", StringComparison.Ordinal)));
+                Assert.StartsWith(issue.Id, Path.GetFileName(file), StringComparison.Ordinal);
             }
-        }
-        return data;
-    }
-
-    [Theory]
-    [MemberData(nameof(Inputs))]
-    public void Reproducer_ends_as_its_known_issue_or_keeps_the_contract(string target, string file)
-    {
-        var result = FuzzRunner.RunOne(FuzzTargets.Get(target), File.ReadAllBytes(Path.Combine(Corpus.ProjectDirectory, file)));
-
-        Assert.True(result.KeepsContract, $"{target} {file}: {result.Describe()}\n{result.Violation}");
-        if (result.Outcome == FuzzOutcome.KnownIssue)
-        {
-            var issue = KnownIssues.All.Single(i => result.Refusals.Any(r => r.StartsWith($"known issue {i.Id}:", StringComparison.Ordinal)));
-            Assert.StartsWith(issue.Id, Path.GetFileName(file), StringComparison.Ordinal);
         }
     }
 

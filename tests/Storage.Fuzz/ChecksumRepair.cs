@@ -59,13 +59,27 @@ internal static unsafe class ChecksumRepair
         }
     }
 
-    /// <summary>Every entry of a journal file that starts at a 4 KiB boundary with the marker and whose payload fits the file.</summary>
+    /// <summary>
+    /// The file's header block, every end marker, and every entry of a journal file that starts at a 4 KiB boundary with
+    /// the marker and whose payload fits the file.
+    /// </summary>
     public static void RepairJournal(Span<byte> file)
     {
         for (var offset = 0; offset + JournalEntryHeader.SizeBytes <= file.Length; offset += AlignedBuffer.Alignment)
         {
             var entry = file[offset..];
-            if (BinaryPrimitives.ReadUInt64LittleEndian(entry) != JournalEntryHeader.ExpectedMarker) continue;
+            var magic = BinaryPrimitives.ReadUInt64LittleEndian(entry);
+            if (magic == JournalFileHeader.ExpectedMagic)
+            {
+                RepairStruct(entry[..JournalFileHeader.SizeBytes], JournalFileHeader.ChecksumOffset);
+                continue;
+            }
+            if (magic == JournalEndMarker.ExpectedMagic)
+            {
+                RepairStruct(entry[..JournalEndMarker.SizeBytes], JournalEndMarker.ChecksumOffset);
+                continue;
+            }
+            if (magic != JournalEntryHeader.ExpectedMarker) continue;
             var payloadBytes = BinaryPrimitives.ReadInt64LittleEndian(entry[24..]);
             if (payloadBytes < 0 || payloadBytes > entry.Length - JournalEntryHeader.SizeBytes) continue;
             var transactionId = BinaryPrimitives.ReadInt64LittleEndian(entry[16..]);
@@ -75,6 +89,13 @@ internal static unsafe class ChecksumRepair
                 BinaryPrimitives.WriteUInt32LittleEndian(entry[JournalEntryHeader.ChecksumOffset..], checksum);
             }
         }
+    }
+
+    /// <summary>A 64-byte journal block struct whose CRC32C (of the struct with the field zeroed) sits at <paramref name="checksumOffset"/>.</summary>
+    private static void RepairStruct(Span<byte> block, int checksumOffset)
+    {
+        block.Slice(checksumOffset, 4).Clear();
+        BinaryPrimitives.WriteUInt32LittleEndian(block[checksumOffset..], Crc32C.Compute(block));
     }
 
     private static void RepairPage(Span<byte> run)

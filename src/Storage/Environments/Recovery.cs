@@ -37,7 +37,7 @@ internal sealed class Recovery : IDisposable
         return JournalReplay.Walk(JournalEntryReader.ListFiles(journalDirectory), journalDirectory, header,
             (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long offset) =>
             {
-                _pages.Apply(entry, payload, path, offset);
+                _pages.Apply(entry, payload, path, offset, NextPageNumber);
                 LastTransactionId = entry.TransactionId;
                 NextPageNumber = entry.NextPageNumber;
                 RootTree = entry.RootTree;

@@ -42,6 +42,15 @@ internal sealed unsafe class EnvironmentChecker
         _snapshot = snapshot;
         _progress = progress;
         _nextPage = snapshot.NextPageNumber;
+        // The per-page arrays are sized by the next page number, which a damaged header or entry can put anywhere: no
+        // further than the file, what the journal rebuilt past it, and one region's slack (a new region starts after
+        // its reserved pages) is checked.
+        var limit = Math.Max(snapshot.FilePageCount, snapshot.JournalPagesEnd) + FreeSpaceLayout.PagesPerRegion;
+        if (_nextPage > limit)
+        {
+            Error("next-page", $"the state says {_nextPage} pages are in use, but the file holds {snapshot.FilePageCount} and the journal reaches page {snapshot.JournalPagesEnd}; only the first {limit} are checked");
+            _nextPage = limit;
+        }
         if (collectPages) _report.Pages = new PageInfo[_nextPage];
     }
 

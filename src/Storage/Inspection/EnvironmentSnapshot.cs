@@ -74,6 +74,9 @@ internal sealed class EnvironmentSnapshot : IDisposable
     /// <summary>Pages (and overflow runs) whose current version came from the journal (not yet in the data file).</summary>
     public int JournalPageCount => _replayed?.ImageCount ?? 0;
 
+    /// <summary>One past the highest page the journal rebuilt (0 when it rebuilt none).</summary>
+    public long JournalPagesEnd => _replayed?.PagesEnd ?? 0;
+
     /// <summary>What the journal walk found: where it ended, a dropped torn entry, damage and what it cuts off.</summary>
     public JournalWalkResult? JournalWalk { get; private set; }
 
@@ -157,11 +160,12 @@ internal sealed class EnvironmentSnapshot : IDisposable
         {
             throw new InspectionException($"the data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this tool reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages");
         }
-        if (header.NextPageNumber < FreeSpaceLayout.FirstUsablePage(0) + 1 || header.RootTree.RootPage < 2 || header.RootTree.RootPage >= header.NextPageNumber
-            || header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0)
+        var problem = StateChecks.Problem(header.NextPageNumber, header.RootTree) ?? (header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0 ? "negative journal position" : null);
+        if (problem is not null)
         {
-            throw new InspectionException($"header slot {ChosenSlot} describes an impossible environment (next page {header.NextPageNumber}, root page {header.RootTree.RootPage})");
+            throw new InspectionException($"header slot {ChosenSlot} describes an impossible environment ({problem})");
         }
+
         TransactionId = header.LastSyncedTransactionId;
         NextPageNumber = header.NextPageNumber;
         RootTree = header.RootTree;
@@ -227,7 +231,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
     {
         try
         {
-            _replayed!.Apply(entry, payload, path, entryOffset);
+            _replayed!.Apply(entry, payload, path, entryOffset, NextPageNumber);
         }
         catch (StorageCorruptedException e)
         {

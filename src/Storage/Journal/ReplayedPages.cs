@@ -37,12 +37,23 @@ internal sealed unsafe class ReplayedPages : IDisposable
     /// <summary>Pages rebuilt so far (an overflow run counts once).</summary>
     public int ImageCount => _images.Count(i => !i.Dead);
 
+    /// <summary>One past the highest page any rebuilt image covers.</summary>
+    public long PagesEnd => _images.Where(i => !i.Dead).Select(i => i.FirstPage + i.Buffer.PageCount).DefaultIfEmpty(0).Max();
+
     /// <summary>Whether any rebuilt image covers the page.</summary>
     public bool Contains(long pageNumber) => _byPage.ContainsKey(pageNumber);
 
-    /// <summary>Applies one entry's records. Checks every record first, so an impossible entry changes nothing.</summary>
-    public void Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset)
+    /// <summary>
+    /// Applies one entry's records over the state whose next page number is <paramref name="previousNextPageNumber"/>.
+    /// Checks the entry and every record first, so an impossible entry changes nothing.
+    /// </summary>
+    public void Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset, long previousNextPageNumber)
     {
+        if (Environments.StateChecks.Problem(entry.NextPageNumber, entry.RootTree) is { } problem) ThrowBadRecord(path, entryOffset, -1, problem);
+        if (entry.NextPageNumber < previousNextPageNumber || entry.NextPageNumber - previousNextPageNumber > Environments.StateChecks.MaxGrowthPages(payload.Length))
+        {
+            ThrowBadRecord(path, entryOffset, -1, $"it moves the next page number from {previousNextPageNumber} to {entry.NextPageNumber}, more than its {payload.Length:N0} bytes of records can account for");
+        }
         Validate(entry, payload, path, entryOffset);
         var position = 0;
         for (var r = 0; r < entry.RecordCount; r++)
@@ -97,6 +108,7 @@ internal sealed unsafe class ReplayedPages : IDisposable
                     if (record.PageCount != 1 || !PageDiff.IsWellFormed(data)) ThrowBadRecord(path, entryOffset, record.PageNumber, "a page diff does not fit the page");
                     break;
                 case JournalRecordKind.Full:
+                    if (!IsWholeRun(record, data)) ThrowBadRecord(path, entryOffset, record.PageNumber, "a whole-page record does not hold the page or overflow run it claims");
                     break;
                 default:
                     ThrowBadRecord(path, entryOffset, record.PageNumber, $"a page record has the unknown kind {(int)record.Kind}");
@@ -104,6 +116,22 @@ internal sealed unsafe class ReplayedPages : IDisposable
             }
         }
         if (position != payload.Length) ThrowBadRecord(path, entryOffset, -1, "the payload holds bytes after its last record");
+    }
+
+    /// <summary>
+    /// A whole-page record is what the writer makes of it: one full page (a diff that did not pay), or an overflow run
+    /// whose first page says its value size, stored up to the end of the value. Its page count follows from its data,
+    /// so a small record cannot claim a run of billions of pages.
+    /// </summary>
+    private static bool IsWholeRun(in JournalRecordHeader record, ReadOnlySpan<byte> data)
+    {
+        if (data.Length < PageLayout.HeaderSizeBytes) return false;
+        var header = MemoryMarshal.Read<PageHeader>(data);
+        if (header.PageNumber != record.PageNumber) return false;
+        if ((header.Flags & PageFlags.TypeMask) != PageFlags.Overflow) return record.PageCount == 1 && data.Length == PageLayout.PageSizeBytes;
+        if (header.OverflowSizeBytes < 0) return false;
+        var runPages = PageLayout.PagesForOverflow(header.OverflowSizeBytes);
+        return runPages == record.PageCount && data.Length == Math.Min(runPages * PageLayout.PageSizeBytes, PageLayout.HeaderSizeBytes + (long)header.OverflowSizeBytes);
     }
 
     private byte* ForDiff(long pageNumber, RecordSource source)

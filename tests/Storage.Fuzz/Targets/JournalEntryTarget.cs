@@ -10,10 +10,11 @@ namespace Storage.Fuzz.Targets;
 
 /// <summary>
 /// <c>journal-entry</c>: the input is the contents of journal file 1. The environment id the reader expects is the
-/// one the first entry claims (bytes 8..15), so that entries are judged on everything else. Read as given and again
+/// one the file header (or, without one, the first entry) claims, so that entries are judged on everything else. Read as given and again
 /// with every entry's checksum repaired: <see cref="JournalEntryReader.TryRead"/> at every offset it leads to (and
 /// every 4 KiB boundary after a refusal), with each valid entry's page records decoded and their diffs applied to a
-/// page; <see cref="JournalReplay.Walk"/> from the first entry, as recovery walks; and the inspection tool's summary.
+/// page; the file's header block and the scan for later entries; <see cref="JournalReplay.Walk"/> from the first entry,
+/// as recovery walks; and the inspection tool's summary.
 /// </summary>
 internal static unsafe class JournalEntryTarget
 {
@@ -35,12 +36,16 @@ internal static unsafe class JournalEntryTarget
     private static void Walk(string path, byte[] contents)
     {
         File.WriteAllBytes(path, contents);
-        var environmentId = contents.Length >= 16 ? BinaryPrimitives.ReadUInt64LittleEndian(contents.AsSpan(8)) : 0;
-        var firstTransaction = 1L;
+        // The file header names the environment and the first transaction; without one, the first entry's claim is used.
+        var fileHeader = JournalFileHeader.TryParse(contents, out _);
+        var firstEntry = JournalFileHeader.BlockBytes;
+        var environmentId = fileHeader?.EnvironmentId
+            ?? (contents.Length >= firstEntry + 16 ? BinaryPrimitives.ReadUInt64LittleEndian(contents.AsSpan(firstEntry + 8)) : 0);
+        var firstTransaction = fileHeader?.FirstTransactionId ?? 1L;
         using var page = new GuardedPage();
         using (var reader = new JournalEntryReader(path, 1))
         {
-            var offset = 0L;
+            var offset = (long)firstEntry;
             var found = false;
             for (var step = 0; step < MaxOffsets && offset + JournalEntryHeader.SizeBytes <= reader.LengthBytes; step++)
             {
@@ -60,7 +65,12 @@ internal static unsafe class JournalEntryTarget
                 });
                 offset += size > 0 ? size : AlignedBuffer.Alignment;
             }
-            FuzzContract.Step(() => reader.HasLaterValidEntry(0, environmentId, firstTransaction - 1));
+            FuzzContract.Step(() =>
+            {
+                var later = default(LaterEntries);
+                reader.ScanLaterEntries(0, environmentId, firstTransaction - 1, ref later);
+            });
+            FuzzContract.Step(() => reader.ReadFileHeader(out _));
         }
 
         var synced = new FileHeader
@@ -71,8 +81,9 @@ internal static unsafe class JournalEntryTarget
             EnvironmentId = environmentId,
             LastSyncedTransactionId = firstTransaction - 1,
             JournalFileNumber = 1,
+            JournalOffsetBytes = firstEntry,
         };
-        FuzzContract.Step(() => JournalReplay.Walk([(1, path)], synced, (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string file, long offset) =>
+        FuzzContract.Step(() => JournalReplay.Walk([(1, path)], Path.GetDirectoryName(path)!, synced, (in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string file, long offset) =>
         {
             ReadRecords(entry, payload, page, file, offset);
             return true;

@@ -1,0 +1,143 @@
+using System.Buffers.Binary;
+using Storage.Inspection;
+using Storage.Journal;
+using Storage.Paging;
+using Storage.Tests.Support;
+using static Storage.Tests.Support.EnvHelpers;
+
+namespace Storage.Tests.Integrity;
+
+/// <summary>
+/// Headers and journal entries whose checksums are valid but whose contents are impossible (a bug, a bad copy, a
+/// hostile file; found by fuzzing): the open and the checker must refuse them with a typed error, without sizing
+/// anything by them and without changing a file.
+/// </summary>
+public sealed class A_valid_checksum_over_an_impossible_state
+{
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with { CompressionThresholdBytes = 0 };
+
+    /// <summary>Transactions 1..3 synced, 4..8 only in the journal (uncompressed entries).</summary>
+    private static string Crashed(TempDirectory temp)
+    {
+        var env = StorageEnvironment.Open(temp.Path, Options);
+        for (var t = 1; t <= 8; t++)
+        {
+            PutAndCommit(env, "t", ($"k{t}", new string('v', 100)));
+            if (t == 3) env.Checkpoint();
+        }
+        env.SimulateCrash();
+        return temp.Path;
+    }
+
+    [Fact]
+    public async Task A_header_claiming_two_to_the_forty_pages_fails_the_open_and_the_check_says_so_without_sizing_anything_by_it()
+    {
+        using var temp = new TempDirectory("forged");
+        using (var env = StorageEnvironment.Open(temp.Path, Options)) PutAndCommit(env, "t", ("k", "v"));
+        for (var slot = 0; slot < 2; slot++) RewriteHeader(temp.Path, slot, header => BinaryPrimitives.WriteInt64LittleEndian(header[40..], 1L << 40));
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(temp.Path, Options).Dispose());
+
+        Expect.Exception<StorageCorruptedException>(error);
+        var report = await Within.Run(() => EnvironmentChecker.Check(temp.Path, collectPages: true));
+        Assert.False(report.IsConsistent);
+        Assert.Contains(report.Problems, p => p.Kind == "open" && p.Message.Contains("impossible", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task A_header_claiming_more_pages_than_the_file_and_journal_hold_is_checked_only_as_far_as_they_go()
+    {
+        using var temp = new TempDirectory("forged");
+        using (var env = StorageEnvironment.Open(temp.Path, Options)) PutAndCommit(env, "t", ("k", "v"));
+        for (var slot = 0; slot < 2; slot++) RewriteHeader(temp.Path, slot, header => BinaryPrimitives.WriteInt64LittleEndian(header[40..], (1L << 40) - 1));
+
+        var report = await Within.Run(() => EnvironmentChecker.Check(temp.Path, collectPages: true));
+
+        Assert.Contains(report.Problems, p => p.Kind == "next-page");
+        Assert.True(report.Pages!.Length <= 128 + Allocation.FreeSpaceLayout.PagesPerRegion, $"{report.Pages.Length} pages collected");
+    }
+
+    [Fact]
+    public async Task A_header_whose_last_tree_id_is_past_int_max_fails_the_open()
+    {
+        using var temp = new TempDirectory("forged");
+        using (var env = StorageEnvironment.Open(temp.Path, Options)) PutAndCommit(env, "t", ("k", "v"));
+        // The root tree header sits at 64 in the file header; its LastTreeId at 48 in the tree header.
+        for (var slot = 0; slot < 2; slot++) RewriteHeader(temp.Path, slot, header => BinaryPrimitives.WriteInt64LittleEndian(header[(64 + 48)..], int.MaxValue + 10L));
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(temp.Path, Options).Dispose());
+
+        Assert.Contains("tree id", Expect.Exception<StorageCorruptedException>(error).Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task An_entry_that_moves_the_next_page_number_further_than_its_records_can_fails_the_open_and_changes_nothing()
+    {
+        using var temp = new TempDirectory("forged");
+        var dir = Crashed(temp);
+        var entry = JournalInspector.Chain(dir, 3, 8)[2];
+        RewriteEntry(entry, (header, payload) => BinaryPrimitives.WriteInt64LittleEndian(header[40..], 1L << 24));
+        var dataBytes = new FileInfo(DataFileInspector.PathOf(dir)).Length;
+        var journals = JournalInspector.Files(dir).Select(f => DataFileInspector.Hash(f.Path)).ToList();
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(dir, Options).Dispose());
+
+        Assert.Contains("next page number", Expect.Exception<StorageCorruptedException>(error).Message, StringComparison.Ordinal);
+        Assert.Equal(dataBytes, new FileInfo(DataFileInspector.PathOf(dir)).Length);
+        Assert.Equal(journals, JournalInspector.Files(dir).Select(f => DataFileInspector.Hash(f.Path)).ToList());
+        Assert.Contains(EnvironmentChecker.Check(dir).Problems, p => p.Kind == "journal" && p.Message.Contains("impossible", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public async Task A_whole_page_record_claiming_more_pages_than_its_data_holds_fails_quickly_with_a_typed_error()
+    {
+        using var temp = new TempDirectory("forged");
+        var dir = Crashed(temp);
+        var entry = JournalInspector.Chain(dir, 3, 8)[2];
+        RewriteEntry(entry, (header, payload) =>
+        {
+            // The first record: 5,000 whole pages (within what the entry's size allows the next page number to move) of 100 bytes.
+            var next = BinaryPrimitives.ReadInt64LittleEndian(header[40..]);
+            BinaryPrimitives.WriteInt64LittleEndian(header[40..], next + 5000);
+            BinaryPrimitives.WriteInt32LittleEndian(payload[8..], 5000);
+            BinaryPrimitives.WriteInt32LittleEndian(payload[12..], (int)JournalRecordKind.Full);
+        });
+
+        var error = await Within.Catch(() => StorageEnvironment.Open(dir, Options).Dispose(), TimeSpan.FromSeconds(10));
+
+        Expect.Exception<StorageCorruptedException>(error);
+        var report = await Within.Run(() => EnvironmentChecker.Check(dir), TimeSpan.FromSeconds(10));
+        Assert.False(report.IsConsistent);
+    }
+
+    private static unsafe void RewriteHeader(string dir, int slot, SpanAction header)
+    {
+        var page = DataFileInspector.ReadPage(dir, slot);
+        var span = page.AsSpan(PageLayout.HeaderSizeBytes, Storage.Environments.FileHeader.SizeBytes);
+        header(span);
+        span.Slice(Storage.Environments.FileHeader.ChecksumOffset, 4).Clear();
+        BinaryPrimitives.WriteUInt32LittleEndian(span[Storage.Environments.FileHeader.ChecksumOffset..], Crc32C.Compute(span));
+        fixed (byte* p = page) ((PageHeader*)p)->Checksum = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
+        using var handle = File.OpenHandle(DataFileInspector.PathOf(dir), FileMode.Open, FileAccess.ReadWrite);
+        RandomAccess.Write(handle, page, slot * (long)PageLayout.PageSizeBytes);
+    }
+
+    /// <summary>Changes an entry's header (and payload) and stamps its checksum again.</summary>
+    private static unsafe void RewriteEntry(JournalEntryInfo entry, SpanAction2 change)
+    {
+        var bytes = new byte[JournalEntryHeader.SizeBytes + entry.PayloadBytes];
+        using var handle = File.OpenHandle(entry.Path, FileMode.Open, FileAccess.ReadWrite);
+        RandomAccess.Read(handle, bytes, entry.OffsetBytes);
+        change(bytes.AsSpan(0, JournalEntryHeader.SizeBytes), bytes.AsSpan(JournalEntryHeader.SizeBytes));
+        var transactionId = BinaryPrimitives.ReadInt64LittleEndian(bytes.AsSpan(16));
+        fixed (byte* p = bytes)
+        {
+            ((JournalEntryHeader*)p)->Checksum = JournalEntryBuilder.ComputeChecksum(p, entry.PayloadBytes, transactionId);
+        }
+        RandomAccess.Write(handle, bytes, entry.OffsetBytes);
+    }
+
+    private delegate void SpanAction(Span<byte> span);
+
+    private delegate void SpanAction2(Span<byte> header, Span<byte> payload);
+}
