@@ -22,6 +22,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly Flusher _flusher;
     private readonly JournalEntryBuilder _entryBuilder;
     private readonly List<ScratchBuffer> _pruned = [];
+    private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;
     private EnvironmentState _state;
     private int _lifetimeReferences = 1;
@@ -36,6 +37,7 @@ public sealed partial class StorageEnvironment : IDisposable
         Options = options;
         _lockHandle = lockHandle;
         DataFile = dataFile;
+        Scratch = new ScratchPool(options.PoisonFreedScratch);
         Reclaimer = new ScratchReclaimer(Scratch);
         EnvironmentId = header.EnvironmentId;
         RecoveredTransactions = recovered;
@@ -63,7 +65,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal PageTable PageTable { get; } = new();
 
-    internal ScratchPool Scratch { get; } = new();
+    internal ScratchPool Scratch { get; }
 
     internal ReaderTable Readers { get; } = new();
 
@@ -243,7 +245,7 @@ public sealed partial class StorageEnvironment : IDisposable
         AddLifetimeReference();
         try
         {
-            var slot = Readers.Register(ref _state, out var state);
+            var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Reader, Stopwatch.GetTimestamp(), beganAt: null);
             return new ReadTransaction(this, new PageTransaction(this, slot, state, dirty: null));
         }
         catch
@@ -285,7 +287,7 @@ public sealed partial class StorageEnvironment : IDisposable
             _writeLock.Release();
             throw;
         }
-        var slot = Readers.Register(ref _state, out var state);
+        var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Writer, Stopwatch.GetTimestamp(), beganAt: null);
         Debug.Assert(_dirtyPages.Count == 0, "the previous write transaction left no dirty pages");
         return new WriteTransaction(this, new PageTransaction(this, slot, state, _dirtyPages));
     }

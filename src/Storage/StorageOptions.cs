@@ -54,6 +54,9 @@ public sealed record StorageOptions
     /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
     internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
 
+    /// <summary>Test seam: scratch buffers given back are filled with a pattern, so reading one that was freed too early fails loudly.</summary>
+    internal bool PoisonFreedScratch { get; init; }
+
     /// <summary>Test seam: fails chosen writes and syncs.</summary>
     internal IFaultInjector? FaultInjector { get; init; }
 

@@ -24,6 +24,11 @@ internal sealed class Flusher : IDisposable
     private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
     private readonly List<FlushCandidate> _collected = [];
+    private readonly List<ScratchBuffer> _swept = [];
+    private readonly List<long> _snapshots = [];
+    private long _endedAtSweep;
+    private long _lastSweepTimestamp;
+    private TimeSpan _lastSweepDuration;
     private readonly Stopwatch _sinceSync = Stopwatch.StartNew();
     private long _lastCommitTimestamp;
     private long _journalBytesSinceFlush;
@@ -116,6 +121,7 @@ internal sealed class Flusher : IDisposable
                 || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                 || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
             if (due && _flushedUpTo > _syncedUpTo) Sync();
+            PruneForEndedReaders();
             _env.Reclaimer.Reclaim(_env.Readers.ReclaimableEpoch(), onWriter: false);
         }
     }
@@ -149,6 +155,37 @@ internal sealed class Flusher : IDisposable
             _env.Readers.Release(pin);
         }
     }
+
+    /// <summary>
+    /// A commit drops the versions of the pages it changes that no snapshot sees; versions kept for a reader that
+    /// has ended since stay until their page changes again or is flushed. While an older snapshot holds the flush
+    /// back, that may be never, so once readers have ended the flusher sweeps the whole table (at most every
+    /// <see cref="MinSweepIntervalMs"/>, and at most a tenth of the time).
+    /// </summary>
+    private void PruneForEndedReaders()
+    {
+        var ended = _env.Readers.ReadersEnded;
+        if (ended == _endedAtSweep) return;
+        var latest = _env.CurrentState.TransactionId;
+        if (_env.Readers.OldestTransaction(latest) >= latest) return;
+        if (Stopwatch.GetElapsedTime(_lastSweepTimestamp).Ticks < Math.Max(MinSweepIntervalMs * TimeSpan.TicksPerMillisecond, _lastSweepDuration.Ticks * 10)) return;
+        var started = Stopwatch.GetTimestamp();
+        lock (_env.PruneLock)
+        {
+            // The published state is read before the slots (see PageTable.Prune).
+            var published = _env.CurrentState.TransactionId;
+            _env.Readers.CollectSnapshots(_snapshots);
+            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), published, _swept);
+        }
+        _endedAtSweep = ended;
+        foreach (var buffer in _swept) _env.Scratch.Return(buffer, onWriter: false);
+        _swept.Clear();
+        _lastSweepTimestamp = Stopwatch.GetTimestamp();
+        _lastSweepDuration = Stopwatch.GetElapsedTime(started);
+    }
+
+    /// <summary>A sweep walks the whole page table: at most this often.</summary>
+    private const long MinSweepIntervalMs = 100;
 
     private void WriteUpTo(long upTo, CommitRecord record)
     {

@@ -16,10 +16,18 @@ internal sealed class ScratchPool : IDisposable
 {
     private const int MaxPooledPages = 8192;
 
+    /// <summary>What <c>poisonReturned</c> fills returned buffers with: not a valid page header (its page number is absurd).</summary>
+    public const byte PoisonByte = 0xDB;
+
     private readonly Stack<ScratchBuffer> _writerStack = new();
+    private readonly bool _poisonReturned;
     private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
     private int _sharedCount;
     private long _bytesInUse;
+
+    /// <param name="poisonReturned">Test seam: fill every buffer given back with a pattern, so that a reader still
+    /// pointing into one reads garbage (and fails its checks) instead of a plausible stale page.</param>
+    public ScratchPool(bool poisonReturned = false) => _poisonReturned = poisonReturned;
 
     public long BytesInUse => Interlocked.Read(ref _bytesInUse);
 
@@ -40,9 +48,10 @@ internal sealed class ScratchPool : IDisposable
     }
 
     /// <summary>Gives a buffer back; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
-    public void Return(ScratchBuffer buffer, bool onWriter)
+    public unsafe void Return(ScratchBuffer buffer, bool onWriter)
     {
         Interlocked.Add(ref _bytesInUse, -buffer.SizeBytes);
+        if (_poisonReturned) new Span<byte>(buffer.Pointer, (int)Math.Min(buffer.SizeBytes, int.MaxValue)).Fill(PoisonByte);
         if (buffer.PageCount == 1)
         {
             if (onWriter && _writerStack.Count < MaxPooledPages)

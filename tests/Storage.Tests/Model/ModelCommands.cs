@@ -42,11 +42,14 @@ public abstract record Command
 
     public sealed record Checkpoint : Command;
 
+    /// <summary>Begins a read transaction and remembers the committed model it must keep seeing (up to a few at once).</summary>
     public sealed record OpenSnapshot : Command;
 
-    public sealed record CheckSnapshot : Command;
+    /// <summary>Compares one of the open snapshots (chosen by <paramref name="Which"/> modulo their number) with its model.</summary>
+    public sealed record CheckSnapshot(int Which) : Command;
 
-    public sealed record CloseSnapshot : Command;
+    /// <summary>Ends one of the open snapshots.</summary>
+    public sealed record CloseSnapshot(int Which) : Command;
 }
 
 /// <summary>A run: options and the commands.</summary>
@@ -158,9 +161,9 @@ public static class ModelGenerators
             (2, Gen.Constant((Command)new Command.Reopen())),
             (3, Gen.Constant((Command)new Command.CrashAndReopen())),
             (2, Gen.Constant((Command)new Command.Checkpoint())),
-            (2, Gen.Constant((Command)new Command.OpenSnapshot())),
-            (3, Gen.Constant((Command)new Command.CheckSnapshot())),
-            (1, Gen.Constant((Command)new Command.CloseSnapshot())));
+            (3, Gen.Constant((Command)new Command.OpenSnapshot())),
+            (4, Gen.Choose(0, 7).Select(which => (Command)new Command.CheckSnapshot(which))),
+            (2, Gen.Choose(0, 7).Select(which => (Command)new Command.CloseSnapshot(which))));
     }
 
     public static Arbitrary<Scenario> Scenarios(int maxCommands)
