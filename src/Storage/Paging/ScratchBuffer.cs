@@ -4,8 +4,9 @@ using System.Runtime.InteropServices;
 namespace Storage.Paging;
 
 /// <summary>
-/// Page-aligned native memory holding one page version (or one overflow run) that is not in the data file:
+/// Page-aligned memory holding one page version (or one overflow run) that is not in the data file:
 /// a transaction's dirty copy, then, after commit, a committed version in the page table until flushed.
+/// Native (anonymous) memory, or one page of the mapped <see cref="ScratchFile"/> when scratch spills.
 /// </summary>
 internal sealed unsafe class ScratchBuffer
 {
@@ -17,6 +18,19 @@ internal sealed unsafe class ScratchBuffer
         PageCount = pageCount;
         Pointer = (byte*)NativeMemory.AlignedAlloc((nuint)SizeBytes, 4096);
     }
+
+    /// <summary>A page of a scratch file's map; the file owns the memory.</summary>
+    public ScratchBuffer(byte* mappedPage, ScratchFile file)
+    {
+        PageCount = 1;
+        Pointer = mappedPage;
+        File = file;
+    }
+
+    /// <summary>The scratch file the page lives in; null for native memory.</summary>
+    public ScratchFile? File { get; }
+
+    public bool IsSpilled => File is not null;
 
     public byte* Pointer { get; private set; }
 
@@ -32,10 +46,11 @@ internal sealed unsafe class ScratchBuffer
         return _memory.Memory;
     }
 
+    /// <summary>Frees native memory; a scratch file's page is only forgotten (the file unmaps its pages when it closes).</summary>
     public void Release()
     {
         if (Pointer == null) return;
-        NativeMemory.AlignedFree(Pointer);
+        if (File is null) NativeMemory.AlignedFree(Pointer);
         Pointer = null;
     }
 }

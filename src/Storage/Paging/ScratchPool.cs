@@ -11,6 +11,8 @@ namespace Storage.Paging;
 /// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
 /// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
 /// Buffers freed on other threads (the flusher) go through a concurrent queue.
+/// While <see cref="Spilling"/> is on (scratch is past its budget and snapshots keep it there), single pages come
+/// from the <see cref="ScratchFile"/> instead, and native pages given back are freed rather than kept.
 /// </remarks>
 internal sealed class ScratchPool : IDisposable
 {
@@ -27,9 +29,32 @@ internal sealed class ScratchPool : IDisposable
 
     /// <param name="poisonReturned">Test seam: fill every buffer given back with a pattern, so that a reader still
     /// pointing into one reads garbage (and fails its checks) instead of a plausible stale page.</param>
-    public ScratchPool(bool poisonReturned = false) => _poisonReturned = poisonReturned;
+    /// <param name="spillFile">Where pages go while <see cref="Spilling"/> is on; null: never.</param>
+    public ScratchPool(bool poisonReturned = false, ScratchFile? spillFile = null)
+    {
+        _poisonReturned = poisonReturned;
+        SpillFile = spillFile;
+    }
 
+    /// <summary>Every scratch byte handed out, in memory or in the scratch file.</summary>
     public long BytesInUse => Interlocked.Read(ref _bytesInUse);
+
+    /// <summary>The part of <see cref="BytesInUse"/> in the scratch file.</summary>
+    public long SpilledBytes => SpillFile?.BytesInUse ?? 0;
+
+    /// <summary>The part of <see cref="BytesInUse"/> in native memory.</summary>
+    public long MemoryBytes => BytesInUse - SpilledBytes;
+
+    public ScratchFile? SpillFile { get; }
+
+    /// <summary>Whether new single pages go to the scratch file (set by the flusher, read by the writer).</summary>
+    public bool Spilling
+    {
+        get => _spilling;
+        set => _spilling = value && SpillFile is not null;
+    }
+
+    private volatile bool _spilling;
 
     /// <summary>Rents a buffer; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
     public ScratchBuffer Rent(int pageCount, bool onWriter = true)
@@ -37,6 +62,7 @@ internal sealed class ScratchPool : IDisposable
         Interlocked.Add(ref _bytesInUse, (long)pageCount * PageLayout.PageSizeBytes);
         if (pageCount == 1)
         {
+            if (_spilling && SpillFile!.TryRent(out var spilled)) return spilled;
             if (onWriter && _writerStack.TryPop(out var warm)) return warm;
             if (_shared.TryDequeue(out var pooled))
             {
@@ -51,8 +77,13 @@ internal sealed class ScratchPool : IDisposable
     public unsafe void Return(ScratchBuffer buffer, bool onWriter)
     {
         Interlocked.Add(ref _bytesInUse, -buffer.SizeBytes);
-        if (_poisonReturned) new Span<byte>(buffer.Pointer, (int)Math.Min(buffer.SizeBytes, int.MaxValue)).Fill(PoisonByte);
-        if (buffer.PageCount == 1)
+        if (_poisonReturned && buffer.Pointer != null) new Span<byte>(buffer.Pointer, (int)Math.Min(buffer.SizeBytes, int.MaxValue)).Fill(PoisonByte);
+        if (buffer.File is { } file)
+        {
+            file.Return(buffer);
+            return;
+        }
+        if (buffer.PageCount == 1 && !_spilling)
         {
             if (onWriter && _writerStack.Count < MaxPooledPages)
             {
@@ -73,5 +104,6 @@ internal sealed class ScratchPool : IDisposable
     {
         while (_writerStack.TryPop(out var b)) b.Release();
         while (_shared.TryDequeue(out var b)) b.Release();
+        SpillFile?.Dispose();
     }
 }

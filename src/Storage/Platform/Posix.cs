@@ -39,5 +39,9 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "madvise", SetLastError = true)]
     public static unsafe partial int MAdvise(void* address, nuint lengthBytes, int advice);
 
+    /// <summary>Reserves real blocks for a range (extending the file); returns 0 or the error number (it does not set errno).</summary>
+    [LibraryImport(LibC, EntryPoint = "posix_fallocate")]
+    public static partial int PosixFAllocate(nint fd, long offset, long length);
+
     public static bool IsSupported => OperatingSystem.IsLinux();
 }
