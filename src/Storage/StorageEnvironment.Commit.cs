@@ -16,6 +16,7 @@ public sealed partial class StorageEnvironment
         var pages = transaction.Pages;
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
+        ReaderMonitor.ThrowIfCommitsRefused();
 
         var transactionId = transaction.TransactionId;
         var root = transaction.RootState.ToHeader();

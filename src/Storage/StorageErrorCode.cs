@@ -41,4 +41,16 @@ public enum StorageErrorCode
 
     /// <summary>The native platform layer was asked for (<see cref="IoBackend.Native"/>) but cannot be loaded or started here.</summary>
     PlatformUnavailable,
+
+    /// <summary>
+    /// The commit was refused because an old read transaction passed a reader limit and the policy is
+    /// <see cref="ReaderLimitPolicy.FailCommits"/>; nothing was written. End the reader (the message says which) and retry.
+    /// </summary>
+    ReaderLimitExceeded,
+
+    /// <summary>
+    /// The read transaction was ended because it passed a reader limit and the policy is
+    /// <see cref="ReaderLimitPolicy.EndOldestReader"/>; its snapshot is released. Begin a new one.
+    /// </summary>
+    SnapshotTooOld,
 }

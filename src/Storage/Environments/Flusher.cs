@@ -97,17 +97,20 @@ internal sealed class Flusher : IDisposable
             if (_stopping) break;
             // Under load, flush when the budgets say so; otherwise once the environment has been idle for a flush interval.
             var idleMs = Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)).TotalMilliseconds;
-            if (!signalled && idleMs < _env.Options.FlushIntervalMs) continue;
-            try
+            if (signalled || idleMs >= _env.Options.FlushIntervalMs)
             {
-                FlushAndSync(forceSync: !signalled);
+                try
+                {
+                    FlushAndSync(forceSync: !signalled);
+                }
+                catch (Exception e)
+                {
+                    // The page cache may have dropped what failed to reach the disk: only the journal can repair it.
+                    _env.Poison(e);
+                    return;
+                }
             }
-            catch (Exception e)
-            {
-                // The page cache may have dropped what failed to reach the disk: only the journal can repair it.
-                _env.Poison(e);
-                return;
-            }
+            _env.ReaderMonitor.Check();
         }
     }
 

@@ -113,6 +113,8 @@ public static class ModelOptions
         TestOptions.Small with { FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20 },
         TestOptions.Small with { FlushIntervalMs = 10, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20 },
         TestOptions.Small with { FlushIntervalMs = 1, SyncIntervalMs = 1, ScratchBudgetBytes = 1 << 20, CompressionThresholdBytes = 4096 },
+        // Flushed only when scratch passes 1 MiB; while snapshots pin anything, new page versions go to the scratch file.
+        TestOptions.Small with { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20, SpillWhenPinned = true },
     ];
 
     public static int Count => All.Length;
@@ -122,7 +124,7 @@ public static class ModelOptions
     public static string Describe(int index)
     {
         var o = All[index];
-        return $"flush {o.FlushIntervalMs} ms, sync {o.SyncIntervalMs} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, compression from {o.CompressionThresholdBytes} B";
+        return $"flush {o.FlushIntervalMs} ms, sync {o.SyncIntervalMs} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, compression from {o.CompressionThresholdBytes} B{(o.SpillWhenPinned ? ", spills whenever snapshots pin scratch" : "")}";
     }
 }
 

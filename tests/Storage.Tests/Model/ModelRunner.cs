@@ -102,6 +102,8 @@ internal sealed class ModelRunner : IDisposable
                 _tx.Dispose();
                 _tx = null;
                 _committed = OrdinalBytes.Copy(_pending);
+                // The reader check decides whether scratch spills; run it at a known point rather than on the flusher's schedule.
+                if (_options.SpillWhenPinned) _env.ReaderMonitor.CheckNow();
                 break;
             case Command.Rollback:
                 RollBack();
