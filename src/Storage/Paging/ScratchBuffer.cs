@@ -6,12 +6,14 @@ namespace Storage.Paging;
 /// <summary>
 /// Page-aligned memory holding one page version (or one overflow run) that is not in the data file:
 /// a transaction's dirty copy, then, after commit, a committed version in the page table until flushed.
-/// Native (anonymous) memory, or one page of the mapped <see cref="ScratchFile"/> when scratch spills.
+/// Native (anonymous) memory: a page of the <see cref="ScratchArena"/>, or an allocation of its own for a run of pages;
+/// or one page of the mapped <see cref="ScratchFile"/> when scratch spills.
 /// </summary>
 internal sealed unsafe class ScratchBuffer
 {
     private NativeMemoryManager? _memory;
 
+    /// <summary>Native memory of its own (runs of pages; single pages come from the arena, outside tests).</summary>
     public ScratchBuffer(int pageCount)
     {
         Debug.Assert(pageCount > 0, "a scratch buffer holds at least one page");
@@ -27,8 +29,19 @@ internal sealed unsafe class ScratchBuffer
         File = file;
     }
 
+    /// <summary>A page of an arena's slab; the arena owns the memory.</summary>
+    public ScratchBuffer(byte* slabPage, ScratchArena arena)
+    {
+        PageCount = 1;
+        Pointer = slabPage;
+        Arena = arena;
+    }
+
     /// <summary>The scratch file the page lives in; null for native memory.</summary>
     public ScratchFile? File { get; }
+
+    /// <summary>The arena whose slab holds the page; null for a file page or an allocation of its own.</summary>
+    public ScratchArena? Arena { get; }
 
     public bool IsSpilled => File is not null;
 
@@ -46,11 +59,11 @@ internal sealed unsafe class ScratchBuffer
         return _memory.Memory;
     }
 
-    /// <summary>Frees native memory; a scratch file's page is only forgotten (the file unmaps its pages when it closes).</summary>
+    /// <summary>Frees an allocation of its own; a page of the arena or of a scratch file is only forgotten (its owner frees or unmaps it when it closes).</summary>
     public void Release()
     {
         if (Pointer == null) return;
-        if (File is null) NativeMemory.AlignedFree(Pointer);
+        if (File is null && Arena is null) NativeMemory.AlignedFree(Pointer);
         Pointer = null;
     }
 }

@@ -11,8 +11,9 @@ namespace Storage.Paging;
 /// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
 /// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
 /// Buffers freed on other threads (the flusher) go through a concurrent queue.
+/// Single native pages come from a <see cref="ScratchArena"/>; those the pool does not keep go back to the kernel.
 /// While <see cref="Spilling"/> is on (scratch is past its budget and snapshots keep it there), single pages come
-/// from the <see cref="ScratchFile"/> instead, and native pages given back are freed rather than kept.
+/// from the <see cref="ScratchFile"/> instead, and native pages given back are handed back rather than kept.
 /// </remarks>
 internal sealed class ScratchPool : IDisposable
 {
@@ -24,6 +25,7 @@ internal sealed class ScratchPool : IDisposable
     private readonly Stack<ScratchBuffer> _writerStack = new();
     private readonly bool _poisonReturned;
     private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
+    private readonly ScratchArena _arena = new();
     private int _sharedCount;
     private long _bytesInUse;
 
@@ -69,6 +71,7 @@ internal sealed class ScratchPool : IDisposable
                 Interlocked.Decrement(ref _sharedCount);
                 return pooled;
             }
+            return _arena.Rent();
         }
         return new ScratchBuffer(pageCount);
     }
@@ -97,13 +100,15 @@ internal sealed class ScratchPool : IDisposable
             }
             Interlocked.Decrement(ref _sharedCount);
         }
-        buffer.Release();
+        if (buffer.Arena is { } arena) arena.Decommit(buffer);
+        else buffer.Release();
     }
 
     public void Dispose()
     {
         while (_writerStack.TryPop(out var b)) b.Release();
         while (_shared.TryDequeue(out var b)) b.Release();
+        _arena.Dispose();
         SpillFile?.Dispose();
     }
 }

@@ -36,6 +36,9 @@ internal static partial class Posix
     /// <summary>MADV_WILLNEED: read the range ahead, without waiting for it.</summary>
     public const int AdviseWillNeed = 3;
 
+    /// <summary>MADV_DONTNEED: drop the range's pages; anonymous memory reads as zeros when touched again.</summary>
+    public const int AdviseDontNeed = 4;
+
     [LibraryImport(LibC, EntryPoint = "madvise", SetLastError = true)]
     public static unsafe partial int MAdvise(void* address, nuint lengthBytes, int advice);
 
