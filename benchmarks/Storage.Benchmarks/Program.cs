@@ -1,7 +1,8 @@
 using Storage.Benchmarks;
 using Storage.Benchmarks.Micro;
 
-// --bdn: BenchmarkDotNet micro-benchmarks; --flush: the flush benchmark (backends side by side); otherwise (or with --workloads) the workload comparison.
+// --bdn: BenchmarkDotNet micro-benchmarks; --flush: the flush benchmark (backends side by side); --held-reader-probe: where a
+// held reader's scratch lives (memory, scratch file) as it grows; otherwise (or with --workloads) the workload comparison.
 if (args.Contains("--bdn"))
 {
     return MicroBenchmarks.Run(args.Where(arg => arg != "--bdn").ToArray());
@@ -10,6 +11,11 @@ if (args.Contains("--bdn"))
 if (args.Contains("--flush"))
 {
     return Storage.Benchmarks.Flush.FlushBenchmark.Run(args, Console.Out);
+}
+
+if (args.Contains("--held-reader-probe"))
+{
+    return Storage.Benchmarks.Memory.HeldReaderProbe.Run(args, Console.Out);
 }
 
 var options = RunnerOptions.Parse(args, out var error);

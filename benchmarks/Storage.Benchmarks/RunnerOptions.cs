@@ -8,10 +8,10 @@ namespace Storage.Benchmarks;
 internal sealed record RunnerOptions
 {
     public const string Usage = """
-        usage: Storage.Benchmarks [--workloads [W1,W2,W3]] [--engines storage,lmdb,sqlite,rocksdb] [--quick] [--keep] [--timeout-s N]
+        usage: Storage.Benchmarks [--workloads [W1,W1-held-reader,W2,...]] [--engines storage,lmdb,sqlite,rocksdb] [--quick] [--keep] [--timeout-s N]
                Storage.Benchmarks --bdn [BenchmarkDotNet arguments, e.g. --filter '*']
 
-          --workloads   which workloads to run (default: all implemented: W1,W2,W3)
+          --workloads   which workloads to run (default: all: W1,W1-held-reader,W2,W3,W4,W5,W6,W7,W8,W9)
           --engines     which engines to compare (default: all)
           --quick       divide transaction and get counts by 10
           --keep        keep the engines' directories under results/tmp

@@ -194,6 +194,7 @@ internal sealed class WorkloadRunner
     private static List<string> Notes(WorkloadCounts counts, List<string> unavailable) =>
     [
         $"Counts: W1 and W2 {Format.Count(counts.Transactions)} transactions x {counts.PutsPerTransaction} puts (16-byte keys, 100-byte values), every commit durable; " +
+        $"W1-held-reader is W1 with one idle read transaction begun before the fill and ended after {Format.Count(counts.Transactions / 5 * 4)} commits (its details give the ratio to W1 and the process's peak RSS); " +
         $"W3 {Format.Count(counts.GetsPerThread)} gets per thread of keys W1 wrote; W4 one scan of them; " +
         $"W5 {Format.Count(counts.Transactions / 10)} transactions x {counts.PutsPerTransaction * 10} puts; " +
         $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put; " +

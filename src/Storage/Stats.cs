@@ -132,7 +132,7 @@ public readonly record struct EnvironmentStats
     /// <summary>Free pages inside the allocated part of the file.</summary>
     public long FreePages { get; init; }
 
-    /// <summary>Scratch memory holding page versions not yet in the data file.</summary>
+    /// <summary>Scratch holding page versions not yet in the data file (in memory, and in the scratch file while it spills).</summary>
     public long ScratchBytes { get; init; }
 
     /// <summary>Journal files in use.</summary>
@@ -140,6 +140,34 @@ public readonly record struct EnvironmentStats
 
     /// <summary>Active read and write transactions.</summary>
     public int ActiveTransactions { get; init; }
+
+    /// <summary>How long ago the oldest open read transaction began (zero when none is open).</summary>
+    public TimeSpan OldestReaderAge { get; init; }
+
+    /// <summary>The snapshot (transaction id) the oldest open read transaction reads, or 0 when none is open.</summary>
+    public long OldestReaderTransactionId { get; init; }
+
+    /// <summary>
+    /// Scratch bytes open snapshots pin: page versions a newer commit replaced that a snapshot still reads, and versions
+    /// newer than the oldest snapshot, which the flusher may not write while that snapshot can still read the data file.
+    /// They are freed or flushed as the snapshots end.
+    /// </summary>
+    public long PinnedBytes { get; init; }
+
+    /// <summary>The part of <see cref="ScratchBytes"/> held in the scratch file (<see cref="StorageOptions.SpillScratchToFile"/>).</summary>
+    public long ScratchSpilledBytes { get; init; }
+
+    /// <summary>Reader warnings and limits reached since open (<see cref="StorageOptions.OnReaderWarning"/>).</summary>
+    public long ReaderWarnings { get; init; }
+
+    /// <summary>Read transactions ended by <see cref="ReaderLimitPolicy.EndOldestReader"/> since open.</summary>
+    public long ReadersEnded { get; init; }
+
+    /// <summary>Commits refused by <see cref="ReaderLimitPolicy.FailCommits"/> since open.</summary>
+    public long CommitsRefused { get; init; }
+
+    /// <summary>Transactions found collected without having been disposed since open (<see cref="StorageOptions.OnTransactionLeaked"/>).</summary>
+    public long LeakedTransactions { get; init; }
 
     /// <summary>Which I/O backend the environment uses: "io_uring" (Linux) or "win32-overlapped" (Windows) through the native layer, or "managed".</summary>
     public string IoBackend { get; init; }

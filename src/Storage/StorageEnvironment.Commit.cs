@@ -16,6 +16,7 @@ public sealed partial class StorageEnvironment
         var pages = transaction.Pages;
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
+        ReaderMonitor.ThrowIfCommitsRefused();
 
         var transactionId = transaction.TransactionId;
         var root = transaction.RootState.ToHeader();
@@ -103,22 +104,27 @@ public sealed partial class StorageEnvironment
     }
 
     /// <summary>
-    /// The versions this commit superseded are garbage unless an older snapshot still reads them; giving
-    /// them back now keeps scratch memory proportional to distinct dirty pages rather than to versions.
+    /// The versions this commit superseded are garbage unless a snapshot still reads them; giving them back
+    /// now keeps scratch memory proportional to distinct dirty pages and the versions open snapshots see,
+    /// rather than to every version since the oldest snapshot. A dropped version is one no snapshot can
+    /// reach (see <see cref="PageTable.Prune"/>), so its buffer is reused at once; buffers the flusher
+    /// removed wait for their epoch in the reclaimer.
     /// </summary>
     private void PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, long transactionId)
     {
         lock (PruneLock)
         {
-            var oldestSnapshot = Readers.OldestTransaction(transactionId);
+            // This commit's state is published (with a full fence) before the slots are read.
+            Readers.CollectSnapshots(_snapshots);
+            var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             foreach (var (pageNumber, page) in dirty)
             {
-                if (!page.IsFreed) PageTable.Prune(pageNumber, oldestSnapshot, _pruned);
+                if (!page.IsFreed) PageTable.Prune(pageNumber, snapshots, transactionId, _pruned);
             }
         }
-        if (_pruned.Count == 0) return;
-        Reclaimer.Retire(_pruned, Readers.AdvanceEpoch());
-        Reclaimer.Reclaim(Readers.ReclaimableEpoch(), onWriter: true);
+        foreach (var buffer in _pruned) Scratch.Return(buffer, onWriter: true);
+        _pruned.Clear();
+        if (Reclaimer.HasWaiting) Reclaimer.Reclaim(Readers.ReclaimableEpoch(), onWriter: true);
     }
 
     /// <summary>

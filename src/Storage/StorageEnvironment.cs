@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Allocation;
 using Storage.Environments;
@@ -22,6 +23,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly Flusher _flusher;
     private readonly JournalEntryBuilder _entryBuilder;
     private readonly List<ScratchBuffer> _pruned = [];
+    private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;
     private EnvironmentState _state;
     private int _lifetimeReferences = 1;
@@ -29,6 +31,8 @@ public sealed partial class StorageEnvironment : IDisposable
     private volatile Exception? _poison;
     private long _commits;
     private long _pagesModified;
+    private long _writerBeganTimestamp;
+    private StackTrace? _writerBeganAt;
 
     /// <summary>An environment over a recovered state; nothing runs (no flusher) until <see cref="Start"/>.</summary>
     private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, JournalWriter journal)
@@ -37,7 +41,11 @@ public sealed partial class StorageEnvironment : IDisposable
         Options = options;
         _lockHandle = lockHandle;
         DataFile = dataFile;
+        // The directory lock is held: a scratch file of this environment is a crash's leftover.
+        ScratchFile.RemoveStale(directory, header.EnvironmentId);
+        Scratch = new ScratchPool(options.PoisonFreedScratch, options.SpillScratchToFile ? new ScratchFile(directory, header.EnvironmentId) : null);
         Reclaimer = new ScratchReclaimer(Scratch);
+        ReaderMonitor = new ReaderMonitor(this);
         EnvironmentId = header.EnvironmentId;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
         Journal = journal;
@@ -62,9 +70,11 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal PageTable PageTable { get; } = new();
 
-    internal ScratchPool Scratch { get; } = new();
+    internal ScratchPool Scratch { get; }
 
     internal ReaderTable Readers { get; } = new();
+
+    internal ReaderMonitor ReaderMonitor { get; }
 
     internal ScratchReclaimer Reclaimer { get; }
 
@@ -413,14 +423,17 @@ public sealed partial class StorageEnvironment : IDisposable
     }
 
     /// <summary>Begins a read transaction on the latest committed snapshot.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)] // the stack it records starts at its caller
     public ReadTransaction BeginRead()
     {
         EnsureOpen();
         AddLifetimeReference();
         try
         {
-            var slot = Readers.Register(ref _state, out var state);
-            return new ReadTransaction(this, new PageTransaction(this, slot, state, dirty: null));
+            var began = Stopwatch.GetTimestamp();
+            var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
+            var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Reader, began, beganAt);
+            return new ReadTransaction(this, new PageTransaction(this, slot, state, dirty: null), began, beganAt);
         }
         catch
         {
@@ -431,25 +444,37 @@ public sealed partial class StorageEnvironment : IDisposable
 
     /// <summary>Begins the write transaction, waiting up to <paramref name="timeout"/> (default: the options' timeout) for the current one to end.</summary>
     /// <exception cref="StorageException"><see cref="StorageErrorCode.WriteTransactionTimeout"/>, <see cref="StorageErrorCode.EnvironmentPoisoned"/> or <see cref="StorageErrorCode.EnvironmentClosed"/>.</exception>
+    [MethodImpl(MethodImplOptions.NoInlining)] // the stack it records starts at its caller
     public WriteTransaction BeginWrite(TimeSpan? timeout = null)
     {
         EnsureWritable();
-        if (!_writeLock.Wait(timeout ?? Options.WriteTransactionTimeout))
-        {
-            throw new StorageException(StorageErrorCode.WriteTransactionTimeout, "Another write transaction is still running.");
-        }
-        return StartWrite();
+        var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
+        if (!_writeLock.Wait(timeout ?? Options.WriteTransactionTimeout)) ThrowWriteTimeout();
+        return StartWrite(beganAt);
+    }
+
+    /// <summary>Says how long the running write transaction has been open and, when stacks are tracked, where it was begun.</summary>
+    private void ThrowWriteTimeout()
+    {
+        var began = Volatile.Read(ref _writerBeganTimestamp);
+        var beganAt = Volatile.Read(ref _writerBeganAt);
+        var age = began == 0 ? "" : $" (open for {Stopwatch.GetElapsedTime(began).TotalSeconds:N1} s)";
+        var where = beganAt is not null
+            ? $" It was begun at:{System.Environment.NewLine}{beganAt}"
+            : " Set StorageOptions.TrackTransactionStacks to see where it was begun.";
+        throw new StorageException(StorageErrorCode.WriteTransactionTimeout, $"Another write transaction is still running{age}.{where}");
     }
 
     /// <summary>Begins the write transaction, waiting asynchronously for the current one to end.</summary>
     public async ValueTask<WriteTransaction> BeginWriteAsync(CancellationToken cancellationToken = default)
     {
         EnsureWritable();
+        var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
         await _writeLock.WaitAsync(cancellationToken).ConfigureAwait(false);
-        return StartWrite();
+        return StartWrite(beganAt);
     }
 
-    private WriteTransaction StartWrite()
+    private WriteTransaction StartWrite(StackTrace? beganAt)
     {
         try
         {
@@ -461,16 +486,37 @@ public sealed partial class StorageEnvironment : IDisposable
             _writeLock.Release();
             throw;
         }
-        var slot = Readers.Register(ref _state, out var state);
+        var began = Stopwatch.GetTimestamp();
+        Volatile.Write(ref _writerBeganAt, beganAt);
+        Volatile.Write(ref _writerBeganTimestamp, began);
+        var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
         Debug.Assert(_dirtyPages.Count == 0, "the previous write transaction left no dirty pages");
-        return new WriteTransaction(this, new PageTransaction(this, slot, state, _dirtyPages));
+        return new WriteTransaction(this, new PageTransaction(this, slot, state, _dirtyPages), began, beganAt);
     }
 
     internal void ReleaseTransaction(Transaction transaction)
     {
-        if (transaction.IsWritable) _writeLock.Release();
+        if (transaction.IsWritable)
+        {
+            Volatile.Write(ref _writerBeganTimestamp, 0);
+            Volatile.Write(ref _writerBeganAt, null);
+            _writeLock.Release();
+        }
         ReleaseLifetimeReference();
     }
+
+    /// <summary>
+    /// A transaction was collected without being disposed; its finalizer has released what it held. Counted and
+    /// reported on the finalizer thread, even after the environment was disposed (the leak kept its directory locked).
+    /// </summary>
+    internal void ReportLeak(Transaction transaction) =>
+        ReaderMonitor.RecordLeak(new LeakedTransaction
+        {
+            IsWrite = transaction.IsWritable,
+            TransactionId = transaction.TransactionId,
+            Age = Stopwatch.GetElapsedTime(transaction.BeganTimestamp),
+            BeganAt = transaction.BeganAt?.ToString(),
+        });
 
     private void EnsureOpen()
     {
@@ -518,7 +564,10 @@ public sealed partial class StorageEnvironment : IDisposable
     }
 
     /// <summary>Counters since open and the current shape.</summary>
-    public EnvironmentStats GetStats()
+    public EnvironmentStats GetStats() => GetStats(ReaderMonitor.Measure());
+
+    /// <summary>The stats with reader figures from <paramref name="readers"/> (the metrics pass a recent measurement instead of walking the page table per instrument).</summary>
+    internal EnvironmentStats GetStats(ReaderPressure readers)
     {
         EnsureOpen();
         var state = CurrentState;
@@ -543,6 +592,14 @@ public sealed partial class StorageEnvironment : IDisposable
             ScratchBytes = Scratch.BytesInUse,
             JournalFiles = Journal.FileCount,
             ActiveTransactions = Readers.ActiveCount,
+            OldestReaderAge = readers.Reader?.Age ?? TimeSpan.Zero,
+            OldestReaderTransactionId = readers.Reader?.TransactionId ?? 0,
+            PinnedBytes = readers.PinnedBytes,
+            ScratchSpilledBytes = Scratch.SpilledBytes,
+            ReaderWarnings = ReaderMonitor.Warnings,
+            ReadersEnded = ReaderMonitor.ReadersEnded,
+            CommitsRefused = ReaderMonitor.CommitsRefused,
+            LeakedTransactions = ReaderMonitor.Leaked,
             IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
         };

@@ -47,4 +47,16 @@ public enum StorageErrorCode
     /// (a directory named like the data file, a file named like the journal folder); nothing was changed.
     /// </summary>
     NotAnEnvironment,
+
+    /// <summary>
+    /// The commit was refused because an old read transaction passed a reader limit and the policy is
+    /// <see cref="ReaderLimitPolicy.FailCommits"/>; nothing was written. End the reader (the message says which) and retry.
+    /// </summary>
+    ReaderLimitExceeded,
+
+    /// <summary>
+    /// The read transaction was ended because it passed a reader limit and the policy is
+    /// <see cref="ReaderLimitPolicy.EndOldestReader"/>; its snapshot is released. Begin a new one.
+    /// </summary>
+    SnapshotTooOld,
 }

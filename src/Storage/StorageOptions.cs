@@ -60,8 +60,64 @@ public sealed record StorageOptions
     /// <summary>Called on the flusher's thread after each flush to the data file. Keep it short; exceptions it throws are ignored.</summary>
     public Action<FlushStats>? OnFlush { get; init; }
 
+    /// <summary>
+    /// When scratch memory stays past <see cref="ScratchBudgetBytes"/> because open snapshots keep the flusher from
+    /// writing it, new page versions go to a scratch file in the environment directory (<c>scratch-*.spill</c>, owner-only,
+    /// deleted when empty and at close) mapped into memory, whose pages the kernel can write out and drop under memory
+    /// pressure, instead of anonymous memory, which it cannot without swap.
+    /// </summary>
+    public bool SpillScratchToFile { get; init; } = true;
+
+    /// <summary>
+    /// <see cref="OnReaderWarning"/> is called (once per reader) and <c>storage.readers.warnings</c> counts when the oldest
+    /// read transaction has been open this long. <see cref="Timeout.InfiniteTimeSpan"/>: no warning by age.
+    /// </summary>
+    public TimeSpan ReaderWarningAge { get; init; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>
+    /// The same warning when open snapshots pin more than this many bytes of scratch (<see cref="EnvironmentStats.PinnedBytes"/>).
+    /// <see cref="long.MaxValue"/>: no warning by size.
+    /// </summary>
+    public long ReaderWarningPinnedBytes { get; init; } = 1L << 30;
+
+    /// <summary>
+    /// Called on the flusher's thread when the oldest reader passes a warning threshold or a limit (then after the policy
+    /// was applied). Readers are checked every <see cref="FlushIntervalMs"/> and whenever scratch passes its budget.
+    /// Keep it short; exceptions it throws are ignored.
+    /// </summary>
+    public Action<ReaderWarning>? OnReaderWarning { get; init; }
+
+    /// <summary>What to do when the oldest reader passes <see cref="ReaderLimitAge"/> or <see cref="ReaderLimitPinnedBytes"/>.</summary>
+    public ReaderLimitPolicy ReaderLimitPolicy { get; init; } = ReaderLimitPolicy.None;
+
+    /// <summary>The age at which <see cref="ReaderLimitPolicy"/> applies. <see cref="Timeout.InfiniteTimeSpan"/>: no limit by age.</summary>
+    public TimeSpan ReaderLimitAge { get; init; } = Timeout.InfiniteTimeSpan;
+
+    /// <summary>The pinned scratch bytes at which <see cref="ReaderLimitPolicy"/> applies. <see cref="long.MaxValue"/>: no limit by size.</summary>
+    public long ReaderLimitPinnedBytes { get; init; } = long.MaxValue;
+
+    /// <summary>
+    /// Record where every transaction is begun (a stack trace, which costs a few microseconds per transaction), so that a
+    /// leaked transaction (<see cref="OnTransactionLeaked"/>), a reader warning and a <see cref="StorageErrorCode.WriteTransactionTimeout"/>
+    /// can say where theirs was begun. Off by default.
+    /// </summary>
+    public bool TrackTransactionStacks { get; init; }
+
+    /// <summary>
+    /// Called when a transaction is found collected without having been disposed, after what it held was released (a
+    /// write transaction's lock included). Runs on the finalizer thread: keep it short and do not block; exceptions it
+    /// throws are ignored. Counted in <see cref="EnvironmentStats.LeakedTransactions"/> and <c>storage.transactions.leaked</c>.
+    /// </summary>
+    public Action<LeakedTransaction>? OnTransactionLeaked { get; init; }
+
     /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
     internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
+
+    /// <summary>Test seam: scratch buffers given back are filled with a pattern, so reading one that was freed too early fails loudly.</summary>
+    internal bool PoisonFreedScratch { get; init; }
+
+    /// <summary>Test seam: scratch spills to the scratch file whenever snapshots pin anything, whatever the budget.</summary>
+    internal bool SpillWhenPinned { get; init; }
 
     /// <summary>Test seam: fails chosen writes and syncs.</summary>
     internal IFaultInjector? FaultInjector { get; init; }
@@ -87,5 +143,17 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(IoBackend), IoBackend, "Must be Auto, Native or Managed.");
         if (WriteTransactionTimeout < TimeSpan.Zero && WriteTransactionTimeout != Timeout.InfiniteTimeSpan)
             throw new ArgumentOutOfRangeException(nameof(WriteTransactionTimeout), WriteTransactionTimeout, "Must be zero or positive, or infinite.");
+        if (ReaderWarningAge < TimeSpan.Zero && ReaderWarningAge != Timeout.InfiniteTimeSpan)
+            throw new ArgumentOutOfRangeException(nameof(ReaderWarningAge), ReaderWarningAge, "Must be zero or positive, or infinite.");
+        if (ReaderLimitAge < TimeSpan.Zero && ReaderLimitAge != Timeout.InfiniteTimeSpan)
+            throw new ArgumentOutOfRangeException(nameof(ReaderLimitAge), ReaderLimitAge, "Must be zero or positive, or infinite.");
+        if (ReaderWarningPinnedBytes < 0)
+            throw new ArgumentOutOfRangeException(nameof(ReaderWarningPinnedBytes), ReaderWarningPinnedBytes, "Must be zero or positive (long.MaxValue: no warning).");
+        if (ReaderLimitPinnedBytes < 0)
+            throw new ArgumentOutOfRangeException(nameof(ReaderLimitPinnedBytes), ReaderLimitPinnedBytes, "Must be zero or positive (long.MaxValue: no limit).");
+        if (!Enum.IsDefined(ReaderLimitPolicy))
+            throw new ArgumentOutOfRangeException(nameof(ReaderLimitPolicy), ReaderLimitPolicy, "Must be None, FailCommits or EndOldestReader.");
+        if (ReaderLimitPolicy != ReaderLimitPolicy.None && ReaderLimitAge == Timeout.InfiniteTimeSpan && ReaderLimitPinnedBytes == long.MaxValue)
+            throw new ArgumentOutOfRangeException(nameof(ReaderLimitPolicy), ReaderLimitPolicy, "A reader limit policy needs ReaderLimitAge or ReaderLimitPinnedBytes.");
     }
 }

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Text;
 using Storage.Transactions;
 using Storage.Trees;
@@ -9,6 +10,12 @@ namespace Storage;
 /// Not tied to a thread (it may cross an <c>await</c>), but not for use by two threads at once.
 /// Dispose it to release the snapshot.
 /// </summary>
+/// <remarks>
+/// A transaction that is collected without being disposed is found by its finalizer, which releases what it held
+/// (its snapshot, maps, and for a write transaction its uncommitted changes and the write lock) and reports it
+/// (<see cref="StorageOptions.OnTransactionLeaked"/>). Spans read from it must not outlive the last use of the
+/// transaction object itself.
+/// </remarks>
 public abstract class Transaction : IDisposable
 {
     private const int MaxTreeNameBytes = 255;
@@ -16,13 +23,25 @@ public abstract class Transaction : IDisposable
     private protected readonly Dictionary<string, Tree> _trees = new(StringComparer.Ordinal);
     private protected TransactionStatus _status = TransactionStatus.Active;
 
-    private protected Transaction(StorageEnvironment environment, PageTransaction pages)
+    /// <summary>Set once construction finished: a transaction whose constructor threw was never handed out, and its finalizer releases nothing.</summary>
+    private readonly bool _begun;
+
+    private protected Transaction(StorageEnvironment environment, PageTransaction pages, long beganTimestamp, StackTrace? beganAt)
     {
         Environment = environment;
         Pages = pages;
+        BeganTimestamp = beganTimestamp;
+        BeganAt = beganAt;
         RootState = TreeState.FromHeader(pages.State.RootTree);
         RootTree = new BTree(pages, RootState);
+        _begun = true;
     }
+
+    /// <summary>When it began (<see cref="Stopwatch"/> ticks).</summary>
+    internal long BeganTimestamp { get; }
+
+    /// <summary>Where it was begun, when <see cref="StorageOptions.TrackTransactionStacks"/> is on.</summary>
+    internal StackTrace? BeganAt { get; }
 
     /// <summary>The environment this transaction reads.</summary>
     public StorageEnvironment Environment { get; }
@@ -85,13 +104,28 @@ public abstract class Transaction : IDisposable
         return Encoding.UTF8.GetBytes(name, destination);
     }
 
+    /// <summary>Every call into a transaction, its trees, cursors and ranges passes here first.</summary>
     internal void EnsureUsable()
     {
-        if (_status == TransactionStatus.Active) return;
+        if (_status == TransactionStatus.Active && !Pages.EndRequested) return;
         ThrowNotUsable();
     }
 
-    private void ThrowNotUsable() =>
+    private void ThrowNotUsable()
+    {
+        if (_status == TransactionStatus.Active)
+        {
+            // Asked to end by the reader limit policy. This is the reader's own thread and its own call: nothing it read
+            // before is in use any more (spans it kept from earlier calls must not be used after this one), so its
+            // snapshot can go now.
+            _status = TransactionStatus.Ended;
+            Pages.Release();
+        }
+        if (_status == TransactionStatus.Ended)
+        {
+            throw new StorageException(StorageErrorCode.SnapshotTooOld,
+                $"The read transaction on snapshot {TransactionId} was ended because it passed the reader limit (StorageOptions.ReaderLimitPolicy); begin a new one.");
+        }
         throw new StorageException(StorageErrorCode.TransactionNotUsable, _status switch
         {
             TransactionStatus.Committed => "The transaction was committed.",
@@ -99,6 +133,7 @@ public abstract class Transaction : IDisposable
             TransactionStatus.Aborted => "The environment was disposed.",
             _ => "The transaction was disposed.",
         });
+    }
 
     /// <summary>Marks a write transaction that threw part-way: it can only be disposed.</summary>
     internal void Fail()
@@ -122,12 +157,34 @@ public abstract class Transaction : IDisposable
 
     private protected abstract void End();
 
+    /// <summary>
+    /// Collected without <see cref="Dispose"/>: nothing can use it any more, so what it holds is released here (a write
+    /// transaction's lock too, or no other could ever begin) and the leak is reported. Never throws.
+    /// </summary>
+    ~Transaction()
+    {
+        if (!_begun || _status == TransactionStatus.Disposed) return;
+        try
+        {
+            _status = TransactionStatus.Disposed;
+            End();
+            Environment.ReportLeak(this);
+        }
+        catch (Exception)
+        {
+            // An exception escaping a finalizer ends the process.
+        }
+    }
+
     private protected enum TransactionStatus
     {
         Active,
         Committed,
         Failed,
         Aborted,
+
+        /// <summary>Ended by the reader limit policy; its snapshot is released.</summary>
+        Ended,
         Disposed,
     }
 }

@@ -11,8 +11,8 @@ namespace Storage;
 /// </summary>
 public sealed class WriteTransaction : Transaction
 {
-    internal WriteTransaction(StorageEnvironment environment, PageTransaction pages)
-        : base(environment, pages)
+    internal WriteTransaction(StorageEnvironment environment, PageTransaction pages, long beganTimestamp, System.Diagnostics.StackTrace? beganAt)
+        : base(environment, pages, beganTimestamp, beganAt)
     {
         pages.Owner = this;
     }

@@ -15,11 +15,11 @@ internal sealed class FilledEnvironment : IDisposable
     private readonly StorageEnvironment _environment;
     private readonly ReadTransaction _read;
 
-    public FilledEnvironment(string label, int filledKeys)
+    public FilledEnvironment(string label, int filledKeys, StorageOptions? options = null)
     {
         _directory = Path.Combine(RepositoryPaths.Scratch(RepositoryPaths.FindRoot()), $"{label}-{Environment.ProcessId}");
         if (Directory.Exists(_directory)) Directory.Delete(_directory, recursive: true);
-        _environment = StorageEnvironment.Open(_directory);
+        _environment = StorageEnvironment.Open(_directory, options);
         var keys = new RandomKeySource();
         var values = new ValueSource();
         var batch = new KeyValueBatch(PutsPerTransaction);
@@ -37,6 +37,9 @@ internal sealed class FilledEnvironment : IDisposable
 
     /// <summary>The filled tree, in a read transaction open until dispose.</summary>
     public Tree Tree { get; }
+
+    /// <summary>The environment, for benchmarks that begin transactions of their own.</summary>
+    public StorageEnvironment Storage => _environment;
 
     public void Dispose()
     {

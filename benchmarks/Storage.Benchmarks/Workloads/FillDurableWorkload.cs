@@ -20,6 +20,12 @@ internal abstract class FillDurableWorkload : IWorkload
         Rows = [new WorkloadRow(id, $"{id} {name}", "tx/s")];
     }
 
+    /// <summary>Commits an idle reader, begun before the fill, is held across (0: none).</summary>
+    protected virtual int HeldReaderCommits(WorkloadCounts counts) => 0;
+
+    /// <summary>Figures comparing this run with another row of the same run (W1-held-reader against W1).</summary>
+    protected virtual IEnumerable<Figure> Compared(IEngine engine, RunContext context, double rate) => [];
+
     /// <summary>The transactions and puts this workload runs (W5 has its own).</summary>
     protected virtual WorkloadCounts CountsFor(WorkloadCounts run) => run;
 
@@ -32,11 +38,12 @@ internal abstract class FillDurableWorkload : IWorkload
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
         var directory = context.FreshDirectory(engine, Id);
+        var counts = CountsFor(context.Counts);
         IReadOnlyList<Figure> figures;
         double seconds;
         try
         {
-            figures = Fill(engine, directory, CountsFor(context.Counts), CreateKeySource(), out seconds);
+            figures = Fill(engine, directory, counts, CreateKeySource(), out seconds, holdReaderForCommits: HeldReaderCommits(counts));
         }
         catch
         {
@@ -44,7 +51,9 @@ internal abstract class FillDurableWorkload : IWorkload
             throw;
         }
         Filled(engine, directory, context);
-        return [new RowResult(Id, CountsFor(context.Counts).Transactions / seconds, figures)];
+        var rate = counts.Transactions / seconds;
+        context.RecordRate(engine, Id, rate);
+        return [new RowResult(Id, rate, [.. figures, .. Compared(engine, context, rate)])];
     }
 
     protected abstract IKeySource CreateKeySource();
@@ -57,32 +66,49 @@ internal abstract class FillDurableWorkload : IWorkload
     {
     }
 
-    /// <summary>Runs the fill and returns its figures; also used by W3 to prepare when W1 was not selected.</summary>
-    public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds, Action<IEngineInstance>? afterDispose = null)
+    /// <summary>
+    /// Runs the fill and returns its figures; also used by W3 to prepare when W1 was not selected. With
+    /// <paramref name="holdReaderForCommits"/> above 0, a read transaction is begun before the fill (and before the
+    /// clock starts) and ended after that many commits; the fill goes on without it.
+    /// </summary>
+    public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds,
+        Action<IEngineInstance>? afterDispose = null, int holdReaderForCommits = 0)
     {
         var batch = new KeyValueBatch(counts.PutsPerTransaction);
         var values = new ValueSource();
         var instance = engine.Open(directory);
         long? writtenBefore;
+        long? rssAtRelease = null;
         var clock = new Stopwatch();
+        HeldReader? held = null;
+        var peakReset = ProcessMemory.ResetPeak();
         try
         {
+            if (holdReaderForCommits > 0) held = HeldReader.Begin(instance);
             writtenBefore = DeviceIo.WriteBytes();
             clock.Start();
             for (var tx = 0; tx < counts.Transactions; tx++)
             {
                 batch.Fill(keys, values, counts.PutsPerTransaction);
                 instance.WriteDurable(batch);
+                if (tx + 1 == holdReaderForCommits)
+                {
+                    rssAtRelease = ProcessMemory.RssBytes();
+                    held!.Release();
+                }
             }
         }
         catch
         {
+            held?.Dispose();
             DisposeAfterFailure(instance);
             throw;
         }
+        held?.Dispose();
         instance.Dispose();
         clock.Stop();
         var writtenAfter = DeviceIo.WriteBytes();
+        var peakRss = peakReset ? ProcessMemory.PeakRssBytes() : null;
 
         seconds = clock.Elapsed.TotalSeconds;
         var figures = new List<Figure>
@@ -94,7 +120,13 @@ internal abstract class FillDurableWorkload : IWorkload
             new("device bytes written / tx", writtenAfter - writtenBefore is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
             new("data file size", Format.Bytes(FileSizes.Of(Path.Combine(directory, engine.DataFileName)))),
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
+            new("peak RSS (process)", Format.Bytes(peakRss)),
         };
+        if (holdReaderForCommits > 0)
+        {
+            figures.Add(new("reader held across commits", Format.Count(Math.Min(holdReaderForCommits, counts.Transactions))));
+            figures.Add(new("RSS when the reader ended", Format.Bytes(rssAtRelease)));
+        }
         figures.AddRange(instance.Counters());
         afterDispose?.Invoke(instance);
         return figures;

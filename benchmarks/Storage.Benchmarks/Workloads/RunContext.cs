@@ -7,6 +7,7 @@ internal sealed class RunContext
 {
     private readonly Dictionary<string, string> _filledDirectories = [];
     private readonly HashSet<string> _failedFills = [];
+    private readonly Dictionary<(string Engine, string Workload), double> _rates = [];
     private readonly Lock _lock = new();
     private readonly List<(string Title, string Markdown)> _sections = [];
     private int _directories;
@@ -69,6 +70,18 @@ internal sealed class RunContext
     public void RecordFillFailed(IEngine engine)
     {
         lock (_lock) _failedFills.Add(engine.Name);
+    }
+
+    /// <summary>A workload's throughput for <paramref name="engine"/>, for rows that compare themselves with it.</summary>
+    public void RecordRate(IEngine engine, string workloadId, double rate)
+    {
+        lock (_lock) _rates[(engine.Name, workloadId)] = rate;
+    }
+
+    /// <summary>The throughput <see cref="RecordRate"/> recorded in this run, or null.</summary>
+    public double? Rate(IEngine engine, string workloadId)
+    {
+        lock (_lock) return _rates.TryGetValue((engine.Name, workloadId), out var rate) ? rate : null;
     }
 
     public string? FilledDirectory(IEngine engine)

@@ -24,6 +24,11 @@ internal sealed class Flusher : IDisposable
     private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
     private readonly List<FlushCandidate> _collected = [];
+    private readonly List<ScratchBuffer> _swept = [];
+    private readonly List<long> _snapshots = [];
+    private long _endedAtSweep;
+    private long _lastSweepTimestamp;
+    private TimeSpan _lastSweepDuration;
     private readonly Stopwatch _sinceSync = Stopwatch.StartNew();
     private long _lastCommitTimestamp;
     private long _journalBytesSinceFlush;
@@ -94,17 +99,20 @@ internal sealed class Flusher : IDisposable
             if (_stopping) break;
             // Under load, flush when the budgets say so; otherwise once the environment has been idle for a flush interval.
             var idleMs = Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)).TotalMilliseconds;
-            if (!signalled && idleMs < _env.Options.FlushIntervalMs) continue;
-            try
+            if (signalled || idleMs >= _env.Options.FlushIntervalMs)
             {
-                FlushAndSync(forceSync: !signalled);
+                try
+                {
+                    FlushAndSync(forceSync: !signalled);
+                }
+                catch (Exception e)
+                {
+                    // The page cache may have dropped what failed to reach the disk: only the journal can repair it.
+                    _env.Poison(e);
+                    return;
+                }
             }
-            catch (Exception e)
-            {
-                // The page cache may have dropped what failed to reach the disk: only the journal can repair it.
-                _env.Poison(e);
-                return;
-            }
+            _env.ReaderMonitor.Check();
         }
     }
 
@@ -122,6 +130,7 @@ internal sealed class Flusher : IDisposable
                     || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                     || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
                 if (due && _flushedUpTo > _syncedUpTo) Sync();
+                PruneForEndedReaders();
             }
             catch (Exception e)
             {
@@ -161,6 +170,37 @@ internal sealed class Flusher : IDisposable
             _env.Readers.Release(pin);
         }
     }
+
+    /// <summary>
+    /// A commit drops the versions of the pages it changes that no snapshot sees; versions kept for a reader that
+    /// has ended since stay until their page changes again or is flushed. While an older snapshot holds the flush
+    /// back, that may be never, so once readers have ended the flusher sweeps the whole table (at most every
+    /// <see cref="MinSweepIntervalMs"/>, and at most a tenth of the time).
+    /// </summary>
+    private void PruneForEndedReaders()
+    {
+        var ended = _env.Readers.ReadersEnded;
+        if (ended == _endedAtSweep) return;
+        var latest = _env.CurrentState.TransactionId;
+        if (_env.Readers.OldestTransaction(latest) >= latest) return;
+        if (Stopwatch.GetElapsedTime(_lastSweepTimestamp).Ticks < Math.Max(MinSweepIntervalMs * TimeSpan.TicksPerMillisecond, _lastSweepDuration.Ticks * 10)) return;
+        var started = Stopwatch.GetTimestamp();
+        lock (_env.PruneLock)
+        {
+            // The published state is read before the slots (see PageTable.Prune).
+            var published = _env.CurrentState.TransactionId;
+            _env.Readers.CollectSnapshots(_snapshots);
+            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), published, _swept);
+        }
+        _endedAtSweep = ended;
+        foreach (var buffer in _swept) _env.Scratch.Return(buffer, onWriter: false);
+        _swept.Clear();
+        _lastSweepTimestamp = Stopwatch.GetTimestamp();
+        _lastSweepDuration = Stopwatch.GetElapsedTime(started);
+    }
+
+    /// <summary>A sweep walks the whole page table: at most this often.</summary>
+    private const long MinSweepIntervalMs = 100;
 
     private void WriteUpTo(long upTo, CommitRecord record)
     {

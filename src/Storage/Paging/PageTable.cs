@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 
 namespace Storage.Paging;
 
@@ -54,24 +55,104 @@ internal sealed class PageTable
     }
 
     /// <summary>
-    /// Drops versions of <paramref name="pageNumber"/> that no snapshot can see any more: a version is
-    /// needed only while some snapshot is older than the next version. Call after publishing the
-    /// transaction that added the newest version, with the oldest snapshot still in use.
+    /// Drops the versions of <paramref name="pageNumber"/> that no snapshot can see any more, handing their
+    /// buffers to <paramref name="pruned"/>. A page needs only its newest version and, for each snapshot that
+    /// may still read it, the newest version at or before that snapshot:
+    /// <list type="bullet">
+    /// <item><paramref name="snapshots"/>: the snapshots pinned in the reader table (sorted, ascending), read after
+    /// <paramref name="published"/> was;</item>
+    /// <item><paramref name="published"/>: the state published when the slots were read. A transaction that
+    /// registers later pins it or a newer one, so every version newer than it is kept too (a commit adds its
+    /// versions before it publishes).</item>
+    /// </list>
+    /// Nothing a kept snapshot reads is dropped, and a dropped version is one that no transaction can reach
+    /// any more: its buffer may be reused at once.
     /// </summary>
-    public void Prune(long pageNumber, long oldestSnapshot, List<ScratchBuffer> pruned)
+    public void Prune(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
         while (true)
         {
             if (!_versions.TryGetValue(pageNumber, out var current) || current.Length < 2) return;
-            // Versions are oldest first; version i is superseded for everyone once version i + 1 is not newer than the oldest snapshot.
-            var drop = 0;
-            while (drop + 1 < current.Length && current[drop + 1].TransactionId <= oldestSnapshot) drop++;
-            if (drop == 0) return;
-            var next = current[drop..];
+            var keep = CountNeeded(current, snapshots, published);
+            if (keep == current.Length) return;
+            var next = new PageVersion[keep];
+            var j = 0;
+            for (var i = 0; i < current.Length; i++)
+            {
+                if (IsNeeded(current, i, snapshots, published)) next[j++] = current[i];
+            }
+            Debug.Assert(j == keep, "the same versions are counted and kept");
             if (!_versions.TryUpdate(pageNumber, next, current)) continue;
-            for (var i = 0; i < drop; i++) pruned.Add(current[i].Buffer);
+            for (var i = 0; i < current.Length; i++)
+            {
+                if (!IsNeeded(current, i, snapshots, published)) pruned.Add(current[i].Buffer);
+            }
             return;
         }
+    }
+
+    /// <summary><see cref="Prune"/> over every page: for snapshots that ended while the pages they kept were not changed again.</summary>
+    public void PruneAll(ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
+    {
+        foreach (var (page, versions) in _versions)
+        {
+            if (versions.Length > 1 && CountNeeded(versions, snapshots, published) < versions.Length) Prune(page, snapshots, published, pruned);
+        }
+    }
+
+    private static int CountNeeded(PageVersion[] versions, ReadOnlySpan<long> snapshots, long published)
+    {
+        var count = 0;
+        for (var i = 0; i < versions.Length; i++)
+        {
+            if (IsNeeded(versions, i, snapshots, published)) count++;
+        }
+        return count;
+    }
+
+    /// <summary>
+    /// Version <paramref name="index"/> (versions oldest first) is needed when it is the newest, newer than the
+    /// published state, or the newest one at or before the published state or one of the snapshots.
+    /// </summary>
+    private static bool IsNeeded(PageVersion[] versions, int index, ReadOnlySpan<long> snapshots, long published)
+    {
+        if (index == versions.Length - 1) return true;
+        var from = versions[index].TransactionId;
+        var until = versions[index + 1].TransactionId;
+        if (from > published || (published >= from && published < until)) return true;
+        // The first snapshot at or after this version decides: it sees this version unless the next one is not newer than it.
+        var first = FirstAtOrAfter(snapshots, from);
+        return first < snapshots.Length && snapshots[first] < until;
+    }
+
+    private static int FirstAtOrAfter(ReadOnlySpan<long> sorted, long value)
+    {
+        int lo = 0, hi = sorted.Length;
+        while (lo < hi)
+        {
+            var mid = (lo + hi) >>> 1;
+            if (sorted[mid] < value) lo = mid + 1;
+            else hi = mid;
+        }
+        return lo;
+    }
+
+    /// <summary>
+    /// Bytes of scratch held for snapshots older than the newest commit: versions a newer one replaced (kept because a
+    /// snapshot reads them), and versions newer than <paramref name="oldestSnapshot"/>, which the flusher may not write
+    /// while that snapshot can still read the data file. Walks the whole table.
+    /// </summary>
+    public long PinnedBytes(long oldestSnapshot)
+    {
+        long bytes = 0;
+        foreach (var (_, versions) in _versions)
+        {
+            for (var i = 0; i < versions.Length; i++)
+            {
+                if (i < versions.Length - 1 || versions[i].TransactionId > oldestSnapshot) bytes += versions[i].Buffer.SizeBytes;
+            }
+        }
+        return bytes;
     }
 
     /// <summary>For each page, the newest version at or before <paramref name="upToTransactionId"/>.</summary>

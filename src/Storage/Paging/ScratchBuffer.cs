@@ -4,19 +4,46 @@ using System.Runtime.InteropServices;
 namespace Storage.Paging;
 
 /// <summary>
-/// Page-aligned native memory holding one page version (or one overflow run) that is not in the data file:
+/// Page-aligned memory holding one page version (or one overflow run) that is not in the data file:
 /// a transaction's dirty copy, then, after commit, a committed version in the page table until flushed.
+/// Native (anonymous) memory: a page of the <see cref="ScratchArena"/>, or an allocation of its own for a run of pages;
+/// or one page of the mapped <see cref="ScratchFile"/> when scratch spills.
 /// </summary>
 internal sealed unsafe class ScratchBuffer
 {
     private NativeMemoryManager? _memory;
 
+    /// <summary>Native memory of its own (runs of pages; single pages come from the arena, outside tests).</summary>
     public ScratchBuffer(int pageCount)
     {
         Debug.Assert(pageCount > 0, "a scratch buffer holds at least one page");
         PageCount = pageCount;
         Pointer = (byte*)NativeMemory.AlignedAlloc((nuint)SizeBytes, 4096);
     }
+
+    /// <summary>A page of a scratch file's map; the file owns the memory.</summary>
+    public ScratchBuffer(byte* mappedPage, ScratchFile file)
+    {
+        PageCount = 1;
+        Pointer = mappedPage;
+        File = file;
+    }
+
+    /// <summary>A page of an arena's slab; the arena owns the memory.</summary>
+    public ScratchBuffer(byte* slabPage, ScratchArena arena)
+    {
+        PageCount = 1;
+        Pointer = slabPage;
+        Arena = arena;
+    }
+
+    /// <summary>The scratch file the page lives in; null for native memory.</summary>
+    public ScratchFile? File { get; }
+
+    /// <summary>The arena whose slab holds the page; null for a file page or an allocation of its own.</summary>
+    public ScratchArena? Arena { get; }
+
+    public bool IsSpilled => File is not null;
 
     public byte* Pointer { get; private set; }
 
@@ -32,10 +59,11 @@ internal sealed unsafe class ScratchBuffer
         return _memory.Memory;
     }
 
+    /// <summary>Frees an allocation of its own; a page of the arena or of a scratch file is only forgotten (its owner frees or unmaps it when it closes).</summary>
     public void Release()
     {
         if (Pointer == null) return;
-        NativeMemory.AlignedFree(Pointer);
+        if (File is null && Arena is null) NativeMemory.AlignedFree(Pointer);
         Pointer = null;
     }
 }

@@ -11,17 +11,52 @@ namespace Storage.Paging;
 /// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
 /// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
 /// Buffers freed on other threads (the flusher) go through a concurrent queue.
+/// Single native pages come from a <see cref="ScratchArena"/>; those the pool does not keep go back to the kernel.
+/// While <see cref="Spilling"/> is on (scratch is past its budget and snapshots keep it there), single pages come
+/// from the <see cref="ScratchFile"/> instead, and native pages given back are handed back rather than kept.
 /// </remarks>
 internal sealed class ScratchPool : IDisposable
 {
     private const int MaxPooledPages = 8192;
 
+    /// <summary>What <c>poisonReturned</c> fills returned buffers with: not a valid page header (its page number is absurd).</summary>
+    public const byte PoisonByte = 0xDB;
+
     private readonly Stack<ScratchBuffer> _writerStack = new();
+    private readonly bool _poisonReturned;
     private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
+    private readonly ScratchArena _arena = new();
     private int _sharedCount;
     private long _bytesInUse;
 
+    /// <param name="poisonReturned">Test seam: fill every buffer given back with a pattern, so that a reader still
+    /// pointing into one reads garbage (and fails its checks) instead of a plausible stale page.</param>
+    /// <param name="spillFile">Where pages go while <see cref="Spilling"/> is on; null: never.</param>
+    public ScratchPool(bool poisonReturned = false, ScratchFile? spillFile = null)
+    {
+        _poisonReturned = poisonReturned;
+        SpillFile = spillFile;
+    }
+
+    /// <summary>Every scratch byte handed out, in memory or in the scratch file.</summary>
     public long BytesInUse => Interlocked.Read(ref _bytesInUse);
+
+    /// <summary>The part of <see cref="BytesInUse"/> in the scratch file.</summary>
+    public long SpilledBytes => SpillFile?.BytesInUse ?? 0;
+
+    /// <summary>The part of <see cref="BytesInUse"/> in native memory.</summary>
+    public long MemoryBytes => BytesInUse - SpilledBytes;
+
+    public ScratchFile? SpillFile { get; }
+
+    /// <summary>Whether new single pages go to the scratch file (set by the flusher, read by the writer).</summary>
+    public bool Spilling
+    {
+        get => _spilling;
+        set => _spilling = value && SpillFile is not null;
+    }
+
+    private volatile bool _spilling;
 
     /// <summary>Rents a buffer; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
     public ScratchBuffer Rent(int pageCount, bool onWriter = true)
@@ -29,21 +64,29 @@ internal sealed class ScratchPool : IDisposable
         Interlocked.Add(ref _bytesInUse, (long)pageCount * PageLayout.PageSizeBytes);
         if (pageCount == 1)
         {
+            if (_spilling && SpillFile!.TryRent(out var spilled)) return spilled;
             if (onWriter && _writerStack.TryPop(out var warm)) return warm;
             if (_shared.TryDequeue(out var pooled))
             {
                 Interlocked.Decrement(ref _sharedCount);
                 return pooled;
             }
+            return _arena.Rent();
         }
         return new ScratchBuffer(pageCount);
     }
 
     /// <summary>Gives a buffer back; <paramref name="onWriter"/> says the caller holds the write lock.</summary>
-    public void Return(ScratchBuffer buffer, bool onWriter)
+    public unsafe void Return(ScratchBuffer buffer, bool onWriter)
     {
         Interlocked.Add(ref _bytesInUse, -buffer.SizeBytes);
-        if (buffer.PageCount == 1)
+        if (_poisonReturned && buffer.Pointer != null) new Span<byte>(buffer.Pointer, (int)Math.Min(buffer.SizeBytes, int.MaxValue)).Fill(PoisonByte);
+        if (buffer.File is { } file)
+        {
+            file.Return(buffer);
+            return;
+        }
+        if (buffer.PageCount == 1 && !_spilling)
         {
             if (onWriter && _writerStack.Count < MaxPooledPages)
             {
@@ -57,12 +100,15 @@ internal sealed class ScratchPool : IDisposable
             }
             Interlocked.Decrement(ref _sharedCount);
         }
-        buffer.Release();
+        if (buffer.Arena is { } arena) arena.Decommit(buffer);
+        else buffer.Release();
     }
 
     public void Dispose()
     {
         while (_writerStack.TryPop(out var b)) b.Release();
         while (_shared.TryDequeue(out var b)) b.Release();
+        _arena.Dispose();
+        SpillFile?.Dispose();
     }
 }

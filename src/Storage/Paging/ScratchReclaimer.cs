@@ -10,8 +10,12 @@ internal sealed class ScratchReclaimer
     private readonly Queue<(long Epoch, ScratchBuffer Buffer)> _waiting = new();
     private readonly object _lock = new();
     private readonly ScratchPool _pool;
+    private int _waitingCount;
 
     public ScratchReclaimer(ScratchPool pool) => _pool = pool;
+
+    /// <summary>Whether any buffer waits (read without the lock: a stale answer only delays a reclaim).</summary>
+    public bool HasWaiting => Volatile.Read(ref _waitingCount) != 0;
 
     /// <summary>Buffers unlinked before <paramref name="epoch"/> was started.</summary>
     public void Retire(List<ScratchBuffer> buffers, long epoch)
@@ -20,6 +24,7 @@ internal sealed class ScratchReclaimer
         lock (_lock)
         {
             foreach (var buffer in buffers) _waiting.Enqueue((epoch, buffer));
+            Volatile.Write(ref _waitingCount, _waiting.Count);
         }
         buffers.Clear();
     }
@@ -34,6 +39,7 @@ internal sealed class ScratchReclaimer
                 _waiting.Dequeue();
                 _pool.Return(head.Buffer, onWriter);
             }
+            Volatile.Write(ref _waitingCount, _waiting.Count);
         }
     }
 
@@ -43,6 +49,7 @@ internal sealed class ScratchReclaimer
         lock (_lock)
         {
             while (_waiting.TryDequeue(out var item)) item.Buffer.Release();
+            Volatile.Write(ref _waitingCount, 0);
         }
     }
 }

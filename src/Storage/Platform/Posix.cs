@@ -36,8 +36,15 @@ internal static partial class Posix
     /// <summary>MADV_WILLNEED: read the range ahead, without waiting for it.</summary>
     public const int AdviseWillNeed = 3;
 
+    /// <summary>MADV_DONTNEED: drop the range's pages; anonymous memory reads as zeros when touched again.</summary>
+    public const int AdviseDontNeed = 4;
+
     [LibraryImport(LibC, EntryPoint = "madvise", SetLastError = true)]
     public static unsafe partial int MAdvise(void* address, nuint lengthBytes, int advice);
+
+    /// <summary>Reserves real blocks for a range (extending the file); returns 0 or the error number (it does not set errno).</summary>
+    [LibraryImport(LibC, EntryPoint = "posix_fallocate")]
+    public static partial int PosixFAllocate(nint fd, long offset, long length);
 
     public static bool IsSupported => OperatingSystem.IsLinux();
 }

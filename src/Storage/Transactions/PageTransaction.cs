@@ -34,6 +34,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public EnvironmentState State { get; }
 
+    /// <summary>Whether the reader limit policy asked this transaction to end (at its next call, on its own thread).</summary>
+    public bool EndRequested => _slot is { } slot && slot.EndRequested;
+
 
     public bool IsWritable => _dirty is not null;
 

@@ -42,11 +42,14 @@ public abstract record Command
 
     public sealed record Checkpoint : Command;
 
+    /// <summary>Begins a read transaction and remembers the committed model it must keep seeing (up to a few at once).</summary>
     public sealed record OpenSnapshot : Command;
 
-    public sealed record CheckSnapshot : Command;
+    /// <summary>Compares one of the open snapshots (chosen by <paramref name="Which"/> modulo their number) with its model.</summary>
+    public sealed record CheckSnapshot(int Which) : Command;
 
-    public sealed record CloseSnapshot : Command;
+    /// <summary>Ends one of the open snapshots.</summary>
+    public sealed record CloseSnapshot(int Which) : Command;
 }
 
 /// <summary>A run: options and the commands.</summary>
@@ -110,6 +113,8 @@ public static class ModelOptions
         TestOptions.Small with { FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20 },
         TestOptions.Small with { FlushIntervalMs = 10, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20 },
         TestOptions.Small with { FlushIntervalMs = 1, SyncIntervalMs = 1, ScratchBudgetBytes = 1 << 20, CompressionThresholdBytes = 4096 },
+        // Flushed only when scratch passes 1 MiB; while snapshots pin anything, new page versions go to the scratch file.
+        TestOptions.Small with { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20, SpillWhenPinned = true },
     ];
 
     public static int Count => All.Length;
@@ -119,7 +124,7 @@ public static class ModelOptions
     public static string Describe(int index)
     {
         var o = All[index];
-        return $"flush {o.FlushIntervalMs} ms, sync {o.SyncIntervalMs} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, compression from {o.CompressionThresholdBytes} B";
+        return $"flush {o.FlushIntervalMs} ms, sync {o.SyncIntervalMs} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, compression from {o.CompressionThresholdBytes} B{(o.SpillWhenPinned ? ", spills whenever snapshots pin scratch" : "")}";
     }
 }
 
@@ -158,9 +163,9 @@ public static class ModelGenerators
             (2, Gen.Constant((Command)new Command.Reopen())),
             (3, Gen.Constant((Command)new Command.CrashAndReopen())),
             (2, Gen.Constant((Command)new Command.Checkpoint())),
-            (2, Gen.Constant((Command)new Command.OpenSnapshot())),
-            (3, Gen.Constant((Command)new Command.CheckSnapshot())),
-            (1, Gen.Constant((Command)new Command.CloseSnapshot())));
+            (3, Gen.Constant((Command)new Command.OpenSnapshot())),
+            (4, Gen.Choose(0, 7).Select(which => (Command)new Command.CheckSnapshot(which))),
+            (2, Gen.Choose(0, 7).Select(which => (Command)new Command.CloseSnapshot(which))));
     }
 
     public static Arbitrary<Scenario> Scenarios(int maxCommands)

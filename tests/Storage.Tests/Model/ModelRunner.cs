@@ -16,8 +16,8 @@ internal sealed class ModelRunner : IDisposable
     private WriteTransaction? _tx;
     private SortedDictionary<byte[], byte[]> _committed = OrdinalBytes.NewModel();
     private SortedDictionary<byte[], byte[]> _pending = OrdinalBytes.NewModel();
-    private ReadTransaction? _snapshot;
-    private SortedDictionary<byte[], byte[]>? _snapshotModel;
+    private const int MaxSnapshots = 4;
+    private readonly List<(ReadTransaction Transaction, SortedDictionary<byte[], byte[]> Model)> _snapshots = [];
     private long _lastTransactionId;
     private int _step;
 
@@ -102,6 +102,8 @@ internal sealed class ModelRunner : IDisposable
                 _tx.Dispose();
                 _tx = null;
                 _committed = OrdinalBytes.Copy(_pending);
+                // The reader check decides whether scratch spills; run it at a known point rather than on the flusher's schedule.
+                if (_options.SpillWhenPinned) _env.ReaderMonitor.CheckNow();
                 break;
             case Command.Rollback:
                 RollBack();
@@ -122,19 +124,28 @@ internal sealed class ModelRunner : IDisposable
                 _env.Checkpoint();
                 break;
             case Command.OpenSnapshot:
-                if (_snapshot is not null) break;
-                _snapshot = _env.BeginRead();
-                _snapshotModel = _committed;
-                Expect(_snapshot.TransactionId == _lastTransactionId, $"a new snapshot has id {_snapshot.TransactionId}, the last commit was {_lastTransactionId}");
+            {
+                if (_snapshots.Count == MaxSnapshots) break;
+                var snapshot = _env.BeginRead();
+                _snapshots.Add((snapshot, _committed));
+                Expect(snapshot.TransactionId == _lastTransactionId, $"a new snapshot has id {snapshot.TransactionId}, the last commit was {_lastTransactionId}");
                 break;
-            case Command.CheckSnapshot:
-                if (_snapshot is null) break;
-                Compare(_snapshotModel!, _snapshot.OpenTree(TreeName), "an older snapshot");
+            }
+            case Command.CheckSnapshot check:
+            {
+                if (_snapshots.Count == 0) break;
+                var (snapshot, model) = _snapshots[check.Which % _snapshots.Count];
+                Compare(model, snapshot.OpenTree(TreeName), $"the snapshot of transaction {snapshot.TransactionId}");
                 break;
-            case Command.CloseSnapshot:
-                _snapshot?.Dispose();
-                _snapshot = null;
+            }
+            case Command.CloseSnapshot close:
+            {
+                if (_snapshots.Count == 0) break;
+                var index = close.Which % _snapshots.Count;
+                _snapshots[index].Transaction.Dispose();
+                _snapshots.RemoveAt(index);
                 break;
+            }
             default:
                 throw new InvalidOperationException($"Unknown command {command}.");
         }
@@ -156,13 +167,13 @@ internal sealed class ModelRunner : IDisposable
     private void CloseAll()
     {
         RollBack();
-        _snapshot?.Dispose();
-        _snapshot = null;
+        foreach (var (snapshot, _) in _snapshots) snapshot.Dispose();
+        _snapshots.Clear();
     }
 
     private void Finish()
     {
-        if (_snapshot is not null) Compare(_snapshotModel!, _snapshot.OpenTree(TreeName), "an older snapshot at the end");
+        foreach (var (snapshot, model) in _snapshots) Compare(model, snapshot.OpenTree(TreeName), $"the snapshot of transaction {snapshot.TransactionId} at the end");
         if (_tx is not null) Compare(_pending, _tx.OpenTree(TreeName), "the write transaction at the end");
         CloseAll();
         CheckCommitted("at the end");
@@ -234,7 +245,7 @@ internal sealed class ModelRunner : IDisposable
         try
         {
             _tx?.Dispose();
-            _snapshot?.Dispose();
+            foreach (var (snapshot, _) in _snapshots) snapshot.Dispose();
             _env.Dispose();
         }
         catch (StorageException)

@@ -3,11 +3,15 @@ namespace Storage.Tests.Support;
 /// <summary>Options the engine tests open environments with.</summary>
 internal static class TestOptions
 {
-    /// <summary>Small journal files, so that ordinary tests switch, grow and retire files.</summary>
+    /// <summary>
+    /// Small journal files, so that ordinary tests switch, grow and retire files; scratch buffers are poisoned when
+    /// given back, so a snapshot reading one freed too early fails its checks.
+    /// </summary>
     public static StorageOptions Small { get; } = new()
     {
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 256 << 10,
+        PoisonFreedScratch = true,
     };
 
     /// <summary>

@@ -1,0 +1,128 @@
+using System.Runtime.CompilerServices;
+using Storage.Tests.Support;
+using static Storage.Tests.Support.EnvHelpers;
+
+namespace Storage.Tests.EnvironmentTests;
+
+/// <summary>
+/// Transactions dropped without Dispose. Each is begun in a method of its own (not inlined), so that nothing in the
+/// test keeps it reachable; a full collection and the finalizers then find it.
+/// </summary>
+public sealed class A_transaction_that_is_never_disposed
+{
+    [Fact]
+    public void Read_is_reported_once_collected_and_no_longer_pins_its_snapshot()
+    {
+        using var dir = new TempDirectory();
+        var leaks = new List<LeakedTransaction>();
+        using var env = StorageEnvironment.Open(dir.Path, QuietOptions.Value with { OnTransactionLeaked = leak => { lock (leaks) leaks.Add(leak); } });
+        PutAndCommit(env, "t", ("a", "1"));
+        var leakedId = LeakReader(env);
+        PutAndCommit(env, "t", ("a", "2"));
+        Assert.Equal(leakedId, env.GetStats().OldestReaderTransactionId);
+
+        CollectAndFinalize();
+
+        var stats = env.GetStats();
+        Assert.Equal(1, stats.LeakedTransactions);
+        Assert.Equal(0, stats.ActiveTransactions);
+        Assert.Equal(0, stats.OldestReaderTransactionId);
+        Assert.Equal(0, stats.PinnedBytes);
+        lock (leaks)
+        {
+            var leak = Assert.Single(leaks);
+            Assert.False(leak.IsWrite);
+            Assert.Equal(leakedId, leak.TransactionId);
+            Assert.True(leak.Age > TimeSpan.Zero);
+            Assert.Null(leak.BeganAt);
+        }
+    }
+
+    [Fact]
+    public void Write_releases_the_write_lock_and_its_changes_once_collected_and_says_where_it_was_begun()
+    {
+        using var dir = new TempDirectory();
+        var leaks = new List<LeakedTransaction>();
+        var options = QuietOptions.Value with { TrackTransactionStacks = true, OnTransactionLeaked = leak => { lock (leaks) leaks.Add(leak); } };
+        using var env = StorageEnvironment.Open(dir.Path, options);
+        PutAndCommit(env, "t", ("a", "committed"));
+        LeakWriter(env, commit: false);
+
+        // While it is reachable from nowhere but not yet collected, the lock is held; the timeout says where it was taken.
+        var timeout = Assert.Throws<StorageException>(() => env.BeginWrite(TimeSpan.Zero));
+        Assert.Equal(StorageErrorCode.WriteTransactionTimeout, timeout.ErrorCode);
+        Assert.Contains(nameof(LeakWriter), timeout.Message);
+
+        CollectAndFinalize();
+
+        using (var tx = env.BeginWrite(TimeSpan.Zero))
+        {
+            Assert.Equal("committed"u8.ToArray(), tx.OpenTree("t").Get(TestData.Key("a")));
+            Assert.Null(tx.OpenTree("t").Get(TestData.Key("uncommitted")));
+            tx.OpenTree("t").Put(TestData.Key("b"), TestData.Value("after"));
+            tx.Commit();
+        }
+        Assert.Equal("after", GetString(env, "t", "b"));
+        lock (leaks)
+        {
+            var leak = Assert.Single(leaks);
+            Assert.True(leak.IsWrite);
+            Assert.Contains(nameof(LeakWriter), leak.BeganAt);
+        }
+    }
+
+    [Fact]
+    public void Write_that_committed_but_was_not_disposed_keeps_its_commit_and_releases_the_lock()
+    {
+        using var dir = new TempDirectory();
+        using var env = StorageEnvironment.Open(dir.Path, QuietOptions.Value);
+        LeakWriter(env, commit: true);
+        var timeout = Assert.Throws<StorageException>(() => env.BeginWrite(TimeSpan.Zero));
+        Assert.Contains(nameof(StorageOptions.TrackTransactionStacks), timeout.Message);
+
+        CollectAndFinalize();
+
+        using var tx = env.BeginWrite(TimeSpan.Zero);
+        Assert.Equal("x"u8.ToArray(), tx.OpenTree("t").Get(TestData.Key("uncommitted")));
+        Assert.Equal(1, env.GetStats().LeakedTransactions);
+    }
+
+    [Fact]
+    public void Read_left_open_at_dispose_releases_the_directory_once_collected()
+    {
+        using var dir = new TempDirectory();
+        var env = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        PutAndCommit(env, "t", ("a", "1"));
+        LeakReader(env);
+        env.Dispose();
+        Assert.Equal(StorageErrorCode.EnvironmentLocked, Assert.Throws<StorageException>(() => StorageEnvironment.Open(dir.Path, TestOptions.Small)).ErrorCode);
+
+        CollectAndFinalize();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("1", GetString(reopened, "t", "a"));
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static long LeakReader(StorageEnvironment env)
+    {
+        var tx = env.BeginRead();
+        tx.OpenTree("t").Get(TestData.Key("a"));
+        return tx.TransactionId;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void LeakWriter(StorageEnvironment env, bool commit)
+    {
+        var tx = env.BeginWrite();
+        tx.OpenOrCreateTree("t").Put(TestData.Key("uncommitted"), TestData.Value("x"));
+        if (commit) tx.Commit();
+    }
+
+    private static void CollectAndFinalize()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        GC.Collect();
+    }
+}
