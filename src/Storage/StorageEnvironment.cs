@@ -543,14 +543,14 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>Stops writes after a failure that only the journal can repair (a failed fsync or journal write).</summary>
     internal void Poison(Exception cause) => Interlocked.CompareExchange(ref _poison, cause, null);
 
-    /// <summary>Writes everything committed to the data file and syncs it now (normally done in the background).</summary>
+    /// <summary>Writes everything committed to the data file and syncs it now, and gives back scratch kept for read transactions that have ended (all normally done in the background).</summary>
     public void Checkpoint()
     {
         EnsureWritable();
         AddLifetimeReference();
         try
         {
-            _flusher.FlushAndSync(forceSync: true);
+            _flusher.FlushAndSync(forceSync: true, forceSweep: true);
         }
         catch (Exception e)
         {

@@ -116,8 +116,11 @@ internal sealed class Flusher : IDisposable
         }
     }
 
-    /// <summary>Flushes what the snapshots allow, then syncs if due (or if <paramref name="forceSync"/>).</summary>
-    public void FlushAndSync(bool forceSync)
+    /// <summary>
+    /// Flushes what the snapshots allow, then syncs if due (or if <paramref name="forceSync"/>), then gives back versions
+    /// kept for readers that have ended (at once if <paramref name="forceSweep"/>, otherwise when the sweep's rate allows).
+    /// </summary>
+    public void FlushAndSync(bool forceSync, bool forceSweep = false)
     {
         lock (_flushLock)
         {
@@ -130,7 +133,7 @@ internal sealed class Flusher : IDisposable
                     || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                     || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
                 if (due && _flushedUpTo > _syncedUpTo) Sync();
-                PruneForEndedReaders();
+                PruneForEndedReaders(forceSweep);
             }
             catch (Exception e)
             {
@@ -175,15 +178,15 @@ internal sealed class Flusher : IDisposable
     /// A commit drops the versions of the pages it changes that no snapshot sees; versions kept for a reader that
     /// has ended since stay until their page changes again or is flushed. While an older snapshot holds the flush
     /// back, that may be never, so once readers have ended the flusher sweeps the whole table (at most every
-    /// <see cref="MinSweepIntervalMs"/>, and at most a tenth of the time).
+    /// <see cref="MinSweepIntervalMs"/>, and at most a tenth of the time, unless <paramref name="force"/>).
     /// </summary>
-    private void PruneForEndedReaders()
+    private void PruneForEndedReaders(bool force)
     {
         var ended = _env.Readers.ReadersEnded;
         if (ended == _endedAtSweep) return;
         var latest = _env.CurrentState.TransactionId;
         if (_env.Readers.OldestTransaction(latest) >= latest) return;
-        if (Stopwatch.GetElapsedTime(_lastSweepTimestamp).Ticks < Math.Max(MinSweepIntervalMs * TimeSpan.TicksPerMillisecond, _lastSweepDuration.Ticks * 10)) return;
+        if (!force && Stopwatch.GetElapsedTime(_lastSweepTimestamp).Ticks < Math.Max(MinSweepIntervalMs * TimeSpan.TicksPerMillisecond, _lastSweepDuration.Ticks * 10)) return;
         var started = Stopwatch.GetTimestamp();
         lock (_env.PruneLock)
         {
