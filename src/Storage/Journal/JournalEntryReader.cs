@@ -102,6 +102,11 @@ internal sealed unsafe class JournalEntryReader : IDisposable
             if (read < JournalEntryHeader.SizeBytes) return;
             var next = offset + (read & ~(AlignedBuffer.Alignment - 1));
             if (next == offset) return;
+            if (found.FirstNonZeroOffset < 0)
+            {
+                var nonZero = new ReadOnlySpan<byte>(chunk.Pointer, read).IndexOfAnyExcept((byte)0);
+                if (nonZero >= 0) found.FirstNonZeroOffset = offset + nonZero;
+            }
             for (var at = 0L; at + JournalEntryHeader.SizeBytes <= read; at += AlignedBuffer.Alignment)
             {
                 var header = Unsafe.ReadUnaligned<JournalEntryHeader>(chunk.Pointer + at);
@@ -172,7 +177,15 @@ internal sealed unsafe class JournalEntryReader : IDisposable
 /// <summary>Valid entries found after a point of damage: what a strict open refuses to drop silently.</summary>
 internal struct LaterEntries
 {
+    public LaterEntries()
+    {
+    }
+
     public int Count;
+
+    /// <summary>Where the scan first met a byte that is not zero (valid entry or not), or -1.</summary>
+    public long FirstNonZeroOffset = -1;
+
     public long FirstTransactionId;
     public long LastTransactionId;
     public long FirstFileNumber;

@@ -125,8 +125,9 @@ internal static class JournalReplay
             if (result.Damage is null)
             {
                 ClassifyTail(reader, block, environmentId, result, offset);
-                var lost = default(LaterEntries);
+                var lost = new LaterEntries();
                 reader.ScanLaterEntries(offset, environmentId, result.LastTransactionId, ref lost);
+                if (!result.TornTailDropped && lost.FirstNonZeroOffset >= 0) ClassifyLaterBytes(reader, result, lost.FirstNonZeroOffset);
                 ScanFilesAfter(files, fileNumber, environmentId, result.LastTransactionId, ref lost);
                 if (lost.Count > 0)
                 {
@@ -141,7 +142,7 @@ internal static class JournalReplay
             else
             {
                 // Damage found in this file's header or length: what is cut off is whatever valid follows.
-                var lost = default(LaterEntries);
+                var lost = new LaterEntries();
                 reader.ScanLaterEntries(offset, environmentId, result.LastTransactionId, ref lost);
                 ScanFilesAfter(files, fileNumber, environmentId, result.LastTransactionId, ref lost);
                 result.Damage = result.Damage with { Lost = lost };
@@ -182,6 +183,19 @@ internal static class JournalReplay
         if (!byNumber.TryGetValue(fileNumber, out var path)) return false;
         var header = JournalFiles.ReadHeader(path, out var length, out _);
         return header is { } h && h.EnvironmentId == environmentId && h.FileNumber == fileNumber && h.FirstTransactionId == transactionId && h.SizeBytesOfFile == length;
+    }
+
+    /// <summary>
+    /// The block where the walk ended is zeros, but something was written further on in a file never recycled (whose
+    /// unused part is zeros): the start of an entry that never completed (a device may persist a write's later sectors
+    /// and not its first) or damage to it. Either way an entry was there, and the open says it dropped one.
+    /// </summary>
+    private static void ClassifyLaterBytes(JournalEntryReader reader, JournalWalkResult result, long nonZeroOffset)
+    {
+        if (reader.ReadFileHeader(out _) is not { } h || (h.Flags & JournalFileHeader.RecycledFlag) != 0) return;
+        result.TornTailPath = reader.Path;
+        result.TornTailOffsetBytes = nonZeroOffset;
+        result.TornTailReason = "bytes that are not an entry further on, after zeros";
     }
 
     /// <summary>
@@ -230,7 +244,7 @@ internal static class JournalReplay
     private static void SetDamage(JournalWalkResult result, IReadOnlyList<(long Number, string Path)> files, ulong environmentId, string message, string path,
         long offset, long fromFileNumber, long fromOffsetInFile)
     {
-        var lost = default(LaterEntries);
+        var lost = new LaterEntries();
         foreach (var (number, filePath) in files)
         {
             if (number < fromFileNumber) continue;

@@ -67,7 +67,7 @@ internal static unsafe class JournalEntryTarget
             }
             FuzzContract.Step(() =>
             {
-                var later = default(LaterEntries);
+                var later = new LaterEntries();
                 reader.ScanLaterEntries(0, environmentId, firstTransaction - 1, ref later);
             });
             FuzzContract.Step(() => reader.ReadFileHeader(out _));

@@ -155,6 +155,32 @@ public sealed class A_torn_journal_tail
     }
 
     [Fact]
+    public async Task Zeroed_only_at_its_start_recovers_the_transaction_before_it_and_says_it_dropped_an_entry()
+    {
+        // Bytes of the entry remain after its zeroed first block: a write was there (a device may persist a write's later
+        // sectors and not its first), so the open reports the dropped tail; a wholly zeroed entry leaves nothing to report.
+        using var fixture = JournalFixture.Create(synced: 2, total: 8, BigValues);
+        var last = fixture.Chain[^1];
+        Assert.True(last.SizeBytes > 4096, "the last entry spans more than one block");
+        var copy = fixture.Copy("start-zeroed");
+        using (var handle = File.OpenHandle(JournalFixture.InCopy(copy, last), FileMode.Open, FileAccess.ReadWrite))
+        {
+            RandomAccess.Write(handle, new byte[4096], last.OffsetBytes);
+        }
+
+        var recovery = await Within.Run(() =>
+        {
+            using var env = StorageEnvironment.Open(copy, JournalFixture.Options);
+            Assert.Equal(last.TransactionId - 1, env.GetStats().LastTransactionId);
+            return env.GetStats().Recovery;
+        });
+
+        Assert.True(recovery.TornTailDropped, "the open says it dropped a torn tail");
+        Assert.Contains(Path.GetFileName(JournalFixture.InCopy(copy, last)), recovery.TornTail, StringComparison.Ordinal);
+        Assert.Equal(last.TransactionId - 1, JournalFixture.OpenAndCheckPrefix(copy, BigValues, "last entry's start zeroed"));
+    }
+
+    [Fact]
     public async Task An_undamaged_journal_recovers_every_transaction()
     {
         using var fixture = JournalFixture.Create(synced: 4, total: 12, BigValues);

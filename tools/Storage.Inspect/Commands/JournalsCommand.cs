@@ -118,7 +118,7 @@ internal static unsafe partial class JournalsCommand
                 state = "ok (stale entries of earlier use follow)";
                 break;
             }
-            var later = default(LaterEntries);
+            var later = new LaterEntries();
             reader.ScanLaterEntries(offset + AlignedBuffer.Alignment, environmentId, last < 0 ? 0 : last, ref later);
             if (later.Count == 0 && fileHeader is { } recycled && (recycled.Flags & JournalFileHeader.RecycledFlag) != 0)
             {
