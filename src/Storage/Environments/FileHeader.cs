@@ -12,7 +12,7 @@ internal struct FileHeader
 {
     public const int SizeBytes = 136;
     public const ulong ExpectedMagic = 0x31454741_524F5453; // "STORAGE1"
-    public const int CurrentFormatVersion = 1;
+    public const int CurrentFormatVersion = 2;
 
     [FieldOffset(0)] public ulong Magic;
     [FieldOffset(8)] public int FormatVersion;

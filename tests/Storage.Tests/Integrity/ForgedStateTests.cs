@@ -110,6 +110,24 @@ public sealed class A_valid_checksum_over_an_impossible_state
         Assert.False(report.IsConsistent);
     }
 
+    [Fact]
+    public void A_data_file_of_format_1_is_refused_as_a_format_mismatch_and_nothing_is_changed()
+    {
+        // Format 1 wrote pages without transaction ids and journals without file headers: replaying them would be guessing.
+        using var temp = new TempDirectory("forged");
+        Crashed(temp);
+        for (var slot = 0; slot < 2; slot++) RewriteHeader(temp.Path, slot, header => BinaryPrimitives.WriteInt32LittleEndian(header[8..], 1));
+        var before = Directory.EnumerateFiles(temp.Path, "*", SearchOption.AllDirectories).Order().Select(f => (f, File.ReadAllBytes(f))).ToList();
+
+        var error = Assert.Throws<StorageException>(() => StorageEnvironment.Open(temp.Path, Options).Dispose());
+
+        Assert.Equal(StorageErrorCode.FormatMismatch, error.ErrorCode);
+        Assert.Contains("format 1", error.Message, StringComparison.Ordinal);
+        var after = Directory.EnumerateFiles(temp.Path, "*", SearchOption.AllDirectories).Order().Select(f => (f, File.ReadAllBytes(f))).ToList();
+        Assert.Equal(before.Select(x => x.f), after.Select(x => x.f));
+        for (var i = 0; i < before.Count; i++) Assert.True(before[i].Item2.AsSpan().SequenceEqual(after[i].Item2), $"{before[i].f} changed");
+    }
+
     private static unsafe void RewriteHeader(string dir, int slot, SpanAction header)
     {
         var page = DataFileInspector.ReadPage(dir, slot);
