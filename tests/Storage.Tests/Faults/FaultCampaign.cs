@@ -96,8 +96,8 @@ internal sealed class FaultCampaign
             List<Model> b;
             try
             {
-                var a = RunPhase(directory, options, 0, [Model.Empty], fired, result, "A", crashAtEnd: true);
-                b = RunPhase(directory, options, CampaignWorkload.AttemptsPerPhase, a, fired, result, "B", crashAtEnd: false);
+                var a = RunPhase(directory, options, 0, [Model.Empty], fired, injector, result, "A", crashAtEnd: true);
+                b = RunPhase(directory, options, CampaignWorkload.AttemptsPerPhase, a, fired, injector, result, "B", crashAtEnd: false);
             }
             finally
             {
@@ -127,7 +127,8 @@ internal sealed class FaultCampaign
     /// Opens, runs one phase's attempts and ends it (a simulated crash, or Dispose). Returns the models the
     /// environment may hold afterwards; <paramref name="before"/> are those it may hold when the phase opens it.
     /// </summary>
-    private List<Model> RunPhase(string directory, StorageOptions options, int firstAttempt, List<Model> before, Func<bool> fired, TrialResult result, string phase, bool crashAtEnd)
+    private List<Model> RunPhase(string directory, StorageOptions options, int firstAttempt, List<Model> before, Func<bool> fired, CampaignInjector injector,
+        TrialResult result, string phase, bool crashAtEnd)
     {
         var firedBefore = fired();
         StorageEnvironment env;
@@ -188,7 +189,8 @@ internal sealed class FaultCampaign
                 }
             }
 
-            if (fired() && !firedBefore && result.Plan is { } plan && CampaignCalls.MustPoison(plan.Call) && plan.Failure != CampaignFailure.Short)
+            if (fired() && !firedBefore && result.Plan is { } plan && CampaignCalls.MustPoison(plan.Call) && plan.Failure != CampaignFailure.Short
+                && !IsSpareHeader(injector, plan))
             {
                 // The fault hit while this phase's environment was open: it must be refusing writes by now, or
                 // soon if the flusher was the one that failed.
@@ -212,13 +214,23 @@ internal sealed class FaultCampaign
         var journalWriteFailed = result.Plan is { Call: CampaignCall.JournalWrite } && failedCommit is not null;
         // Only a failed journal write can leave its commit on disk, and only if bytes reached the disk; when they
         // all did, recovery must replay it.
-        if (!journalWriteFailed || result.Plan!.Value.Failure != CampaignFailure.LandedThenEio) possible.Add(model);
-        if (journalWriteFailed && result.Plan!.Value.Failure is CampaignFailure.PartialThenEio or CampaignFailure.LandedThenEio)
+        // The journal write that failed may also have been the end marker written ahead of the entry, or the header of the
+        // file the entry was to go to (only the native layer counts those as journal writes): then the entry never was.
+        var landedAnEntry = journalWriteFailed ? injector.JournalWrite(result.Plan!.Value.Nth, NativeBackend)?.LandedAnEntry() : false;
+        if (!journalWriteFailed || result.Plan!.Value.Failure != CampaignFailure.LandedThenEio || landedAnEntry != true) possible.Add(model);
+        if (journalWriteFailed && landedAnEntry != false && result.Plan!.Value.Failure is CampaignFailure.PartialThenEio or CampaignFailure.LandedThenEio)
         {
             possible.Add(CampaignWorkload.Build(model, [failedCommit!.Value]));
         }
         return possible;
     }
+
+    /// <summary>
+    /// A failed header write to a spare journal file fails the commit that needed the file, and nothing acknowledged
+    /// depends on it: the environment may go on (the native layer counts such writes as journal writes).
+    /// </summary>
+    private bool IsSpareHeader(CampaignInjector injector, Plan plan) =>
+        plan.Call == CampaignCall.JournalWrite && injector.JournalWrite(plan.Nth, NativeBackend) is { IsSpareHeader: true };
 
     private static bool IsPoisoned(StorageEnvironment env)
     {

@@ -17,6 +17,7 @@ internal sealed class CampaignInjector : IFaultInjector
     private readonly CampaignFailure _failure;
     private volatile bool _armed = true;
     private int _fired;
+    private readonly List<JournalWriteCall> _journalWrites = [];
 
     /// <param name="handled">The kinds this seam counts and fails (on the native backend, the native layer's are not).</param>
     /// <param name="target">The kind to fail, or null to count only.</param>
@@ -35,9 +36,33 @@ internal sealed class CampaignInjector : IFaultInjector
     /// <summary>Stops counting and failing.</summary>
     public void Disarm() => _armed = false;
 
+    /// <summary>
+    /// The <paramref name="nth"/> journal write while armed (1-based), as the kind <see cref="CampaignCall.JournalWrite"/>
+    /// counts it: entries and end markers in journal files and, on the native backend (whose layer counts every write
+    /// to a journal handle), the header blocks written to spare files before they are put into use.
+    /// </summary>
+    public JournalWriteCall? JournalWrite(long nth, bool nativeBackend)
+    {
+        lock (_journalWrites)
+        {
+            var n = 0L;
+            foreach (var call in _journalWrites)
+            {
+                if (call.IsSpareHeader && !nativeBackend) continue;
+                if (++n == nth) return call;
+            }
+        }
+        return null;
+    }
+
     public void BeforeWrite(string path, long offsetBytes, long lengthBytes)
     {
         var name = Path.GetFileName(path);
+        if (_armed && (name.EndsWith(".journal", StringComparison.Ordinal)
+            || (name.EndsWith(Journal.JournalFile.SpareExtension, StringComparison.Ordinal) && offsetBytes == 0 && lengthBytes == Journal.JournalFileHeader.BlockBytes)))
+        {
+            lock (_journalWrites) _journalWrites.Add(new JournalWriteCall(path, offsetBytes, !name.EndsWith(".journal", StringComparison.Ordinal)));
+        }
         var header = offsetBytes < 2L * PageLayout.PageSizeBytes;
         Hit(name switch
         {
@@ -74,5 +99,19 @@ internal sealed class CampaignInjector : IFaultInjector
         if (kind != _target || n != _nth) return;
         Interlocked.Increment(ref _fired);
         throw CampaignCalls.ManagedError(_failure);
+    }
+}
+
+/// <summary>A write to a journal file (or a spare's header block) as the engine announced it.</summary>
+internal readonly record struct JournalWriteCall(string Path, long OffsetBytes, bool IsSpareHeader)
+{
+    /// <summary>Whether the bytes now at the call's place start a journal entry (rather than an end marker); null when the file is gone.</summary>
+    public bool? LandedAnEntry()
+    {
+        if (IsSpareHeader || !File.Exists(Path)) return IsSpareHeader ? false : null;
+        Span<byte> start = stackalloc byte[8];
+        using var handle = File.OpenHandle(Path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
+        return RandomAccess.Read(handle, start, OffsetBytes) == 8
+            && System.Buffers.Binary.BinaryPrimitives.ReadUInt64LittleEndian(start) == Journal.JournalEntryHeader.ExpectedMarker;
     }
 }
