@@ -431,7 +431,7 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             var began = Stopwatch.GetTimestamp();
-            var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
+            var beganAt = TransactionOrigin.Capture(Options);
             var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Reader, began, beganAt);
             return new ReadTransaction(this, new PageTransaction(this, slot, state, dirty: null), began, beganAt);
         }
@@ -448,7 +448,7 @@ public sealed partial class StorageEnvironment : IDisposable
     public WriteTransaction BeginWrite(TimeSpan? timeout = null)
     {
         EnsureWritable();
-        var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
+        var beganAt = TransactionOrigin.Capture(Options);
         if (!_writeLock.Wait(timeout ?? Options.WriteTransactionTimeout)) ThrowWriteTimeout();
         return StartWrite(beganAt);
     }
@@ -459,17 +459,14 @@ public sealed partial class StorageEnvironment : IDisposable
         var began = Volatile.Read(ref _writerBeganTimestamp);
         var beganAt = Volatile.Read(ref _writerBeganAt);
         var age = began == 0 ? "" : $" (open for {Stopwatch.GetElapsedTime(began).TotalSeconds:N1} s)";
-        var where = beganAt is not null
-            ? $" It was begun at:{System.Environment.NewLine}{beganAt}"
-            : " Set StorageOptions.TrackTransactionStacks to see where it was begun.";
-        throw new StorageException(StorageErrorCode.WriteTransactionTimeout, $"Another write transaction is still running{age}.{where}");
+        throw new StorageException(StorageErrorCode.WriteTransactionTimeout, $"Another write transaction is still running{age}.{TransactionOrigin.Describe(beganAt)}");
     }
 
     /// <summary>Begins the write transaction, waiting asynchronously for the current one to end.</summary>
     public async ValueTask<WriteTransaction> BeginWriteAsync(CancellationToken cancellationToken = default)
     {
         EnsureWritable();
-        var beganAt = Options.TrackTransactionStacks ? new StackTrace(1, fNeedFileInfo: true) : null;
+        var beganAt = TransactionOrigin.Capture(Options);
         await _writeLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         return StartWrite(beganAt);
     }

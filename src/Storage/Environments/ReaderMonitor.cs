@@ -151,11 +151,10 @@ internal sealed class ReaderMonitor
         }
         Interlocked.Increment(ref _commitsRefused);
         var options = _env.Options;
-        var where = reader.BeganAt is { } stack ? $" It was begun at:{Environment.NewLine}{stack}" : " (Set StorageOptions.TrackTransactionStacks to see where it was begun.)";
         throw new StorageException(StorageErrorCode.ReaderLimitExceeded,
             $"The commit was refused and nothing was written: the oldest read transaction (snapshot {reader.TransactionId}) has been open for {reader.Age.TotalSeconds:N1} s " +
             $"and open snapshots pin {pressure.PinnedBytes:N0} bytes of scratch, past the reader limit ({Describe(options.ReaderLimitAge)}, {options.ReaderLimitPinnedBytes:N0} bytes). " +
-            $"End that reader, then retry.{where}");
+            $"End that reader, then retry.{TransactionOrigin.Describe(reader.BeganAt)}");
     }
 
     private static string Describe(TimeSpan limit) => limit == Timeout.InfiniteTimeSpan ? "no age limit" : $"{limit.TotalSeconds:N1} s";

@@ -192,11 +192,15 @@ internal static class JournalReplay
     /// </summary>
     private static void ClassifyLaterBytes(JournalEntryReader reader, JournalWalkResult result, long nonZeroOffset)
     {
-        if (reader.ReadFileHeader(out _) is not { } h || (h.Flags & JournalFileHeader.RecycledFlag) != 0) return;
+        if (!IsNeverRecycled(reader)) return;
         result.TornTailPath = reader.Path;
         result.TornTailOffsetBytes = nonZeroOffset;
         result.TornTailReason = "bytes that are not an entry further on, after zeros";
     }
+
+    /// <summary>A file whose unused part is still the zeros it was created with (a recycled one holds stale bytes there).</summary>
+    private static bool IsNeverRecycled(JournalEntryReader reader) =>
+        reader.ReadFileHeader(out _) is { } h && (h.Flags & JournalFileHeader.RecycledFlag) == 0;
 
     /// <summary>
     /// Says whether the bytes where the walk ended show an entry that was dropped: a header of this environment
@@ -221,7 +225,7 @@ internal static class JournalReplay
             var end = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEndMarker>(block);
             if (end.FileNumber == reader.Number) reason = "an incomplete or damaged end marker";
         }
-        else if (reader.ReadFileHeader(out _) is { } h && (h.Flags & JournalFileHeader.RecycledFlag) == 0)
+        else if (IsNeverRecycled(reader))
         {
             reason = "bytes that are not an entry after the last one";
         }

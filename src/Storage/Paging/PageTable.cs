@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using System.Diagnostics;
 
 namespace Storage.Paging;
 
@@ -70,44 +69,44 @@ internal sealed class PageTable
     /// </summary>
     public void Prune(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
-        while (true)
-        {
-            if (!_versions.TryGetValue(pageNumber, out var current) || current.Length < 2) return;
-            var keep = CountNeeded(current, snapshots, published);
-            if (keep == current.Length) return;
-            var next = new PageVersion[keep];
-            var j = 0;
-            for (var i = 0; i < current.Length; i++)
-            {
-                if (IsNeeded(current, i, snapshots, published)) next[j++] = current[i];
-            }
-            Debug.Assert(j == keep, "the same versions are counted and kept");
-            if (!_versions.TryUpdate(pageNumber, next, current)) continue;
-            for (var i = 0; i < current.Length; i++)
-            {
-                if (!IsNeeded(current, i, snapshots, published)) pruned.Add(current[i].Buffer);
-            }
-            return;
-        }
+        if (_versions.TryGetValue(pageNumber, out var current)) PruneVersions(pageNumber, current, snapshots, published, pruned);
     }
 
     /// <summary><see cref="Prune"/> over every page: for snapshots that ended while the pages they kept were not changed again.</summary>
     public void PruneAll(ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
-        foreach (var (page, versions) in _versions)
-        {
-            if (versions.Length > 1 && CountNeeded(versions, snapshots, published) < versions.Length) Prune(page, snapshots, published, pruned);
-        }
+        foreach (var (page, versions) in _versions) PruneVersions(page, versions, snapshots, published, pruned);
     }
 
-    private static int CountNeeded(PageVersion[] versions, ReadOnlySpan<long> snapshots, long published)
+    /// <summary>Decides once per version which are needed, then swaps the array (again from a fresh read if the writer or the flusher swapped it meanwhile).</summary>
+    private void PruneVersions(long pageNumber, PageVersion[] current, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
-        var count = 0;
-        for (var i = 0; i < versions.Length; i++)
+        Span<bool> onStack = stackalloc bool[64];
+        while (current.Length > 1)
         {
-            if (IsNeeded(versions, i, snapshots, published)) count++;
+            var needed = current.Length <= onStack.Length ? onStack[..current.Length] : new bool[current.Length];
+            var keep = 0;
+            for (var i = 0; i < current.Length; i++)
+            {
+                needed[i] = IsNeeded(current, i, snapshots, published);
+                if (needed[i]) keep++;
+            }
+            if (keep == current.Length) return;
+            var next = new PageVersion[keep];
+            for (int i = 0, j = 0; i < current.Length; i++)
+            {
+                if (needed[i]) next[j++] = current[i];
+            }
+            if (_versions.TryUpdate(pageNumber, next, current))
+            {
+                for (var i = 0; i < current.Length; i++)
+                {
+                    if (!needed[i]) pruned.Add(current[i].Buffer);
+                }
+                return;
+            }
+            if (!_versions.TryGetValue(pageNumber, out current!)) return;
         }
-        return count;
     }
 
     /// <summary>
