@@ -254,7 +254,7 @@ public sealed partial class StorageEnvironment : IDisposable
         {
             throw new StorageException(StorageErrorCode.FormatMismatch, $"The data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this library reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages.");
         }
-        var problem = StateChecks.Problem(header.NextPageNumber, header.RootTree) ?? (header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0 ? "negative journal position" : null);
+        var problem = StateChecks.Problem(header);
         if (problem is not null)
         {
             throw new StorageCorruptedException($"The file header (slot {header.Sequence & 1}) describes an impossible environment ({problem}).", dataFile.Path, header.Sequence & 1, (header.Sequence & 1) * PageLayout.PageSizeBytes);

@@ -27,6 +27,11 @@ internal static class StateChecks
         return null;
     }
 
+    /// <summary>Why a file header cannot describe an environment (its state, or a negative journal position), or null.</summary>
+    public static string? Problem(in FileHeader header) =>
+        Problem(header.NextPageNumber, header.RootTree)
+        ?? (header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0 ? "negative journal position" : null);
+
     /// <summary>
     /// How far one transaction can move the next page number: every page it took from the end of the file is in its
     /// entry as a record, or (allocated and freed again within it, or skipped to start a new region) marked free in a

@@ -160,7 +160,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
         {
             throw new InspectionException($"the data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this tool reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages");
         }
-        var problem = StateChecks.Problem(header.NextPageNumber, header.RootTree) ?? (header.JournalFileNumber < 0 || header.JournalOffsetBytes < 0 ? "negative journal position" : null);
+        var problem = StateChecks.Problem(header);
         if (problem is not null)
         {
             throw new InspectionException($"header slot {ChosenSlot} describes an impossible environment ({problem})");

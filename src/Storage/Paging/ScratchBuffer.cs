@@ -43,8 +43,6 @@ internal sealed unsafe class ScratchBuffer
     /// <summary>The arena whose slab holds the page; null for a file page or an allocation of its own.</summary>
     public ScratchArena? Arena { get; }
 
-    public bool IsSpilled => File is not null;
-
     public byte* Pointer { get; private set; }
 
     public int PageCount { get; }

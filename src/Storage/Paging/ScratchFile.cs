@@ -54,9 +54,6 @@ internal sealed unsafe class ScratchFile : IDisposable
     /// <summary>Bytes of pages handed out and not given back.</summary>
     public long BytesInUse => Interlocked.Read(ref _slotsInUse) * PageLayout.PageSizeBytes;
 
-    /// <summary>The file's size (0 when there is none).</summary>
-    public long FileBytes => Interlocked.Read(ref _fileBytes);
-
     /// <summary>The file's path while there is one.</summary>
     public string? Path => Volatile.Read(ref _path);
 
@@ -121,7 +118,7 @@ internal sealed unsafe class ScratchFile : IDisposable
             var offset = _fileBytes == 0 ? FirstSlotOffset : _fileBytes;
             Reserve(_file!.SafeFileHandle, _path!, offset, SegmentBytes);
             _segments.Add(new Segment(_file.SafeFileHandle, offset));
-            Interlocked.Exchange(ref _fileBytes, offset + SegmentBytes);
+            _fileBytes = offset + SegmentBytes;
             _nextSlotOffset = offset;
             _failedAtTimestamp = 0;
             return true;
@@ -167,7 +164,7 @@ internal sealed unsafe class ScratchFile : IDisposable
         }
         _file = file;
         Volatile.Write(ref _path, path);
-        Interlocked.Exchange(ref _fileBytes, FirstSlotOffset);
+        _fileBytes = FirstSlotOffset;
     }
 
     /// <summary>Real blocks for the range, so that no store into the map can fail for want of space.</summary>
@@ -198,7 +195,7 @@ internal sealed unsafe class ScratchFile : IDisposable
         _file?.Dispose();
         _file = null;
         Volatile.Write(ref _path, null);
-        Interlocked.Exchange(ref _fileBytes, 0);
+        _fileBytes = 0;
         _nextSlotOffset = FirstSlotOffset;
         if (path is null) return;
         try
