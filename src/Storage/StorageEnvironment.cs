@@ -113,7 +113,7 @@ public sealed partial class StorageEnvironment : IDisposable
             if (Directory.Exists(dataPath)) throw NotAnEnvironment($"'{dataPath}' is a directory, where the environment's data file belongs.", dataPath);
             if (File.Exists(journalDirectory)) throw NotAnEnvironment($"'{journalDirectory}' is a file, where the environment's journal folder belongs.", journalDirectory);
             if (!File.Exists(dataPath)) CreateOrFinish(directory, dataPath, journalDirectory, io, options);
-            dataFile = DataFile.Open(dataPath, io, faults);
+            dataFile = DataFile.Open(dataPath, io, faults, options.RandomAccessMap);
             var header = ReadBestHeader(dataFile, out var invalidSlot);
             using var recovery = new Recovery(dataFile, header);
             var plan = Replay(recovery, dataFile, journalDirectory, header, invalidSlot, options);

@@ -49,6 +49,16 @@ public sealed record StorageOptions
     public bool LowPriorityFlush { get; init; } = true;
 
     /// <summary>
+    /// Advise the kernel that the data file's map is read at random (MADV_RANDOM on Linux; the default). A page fault
+    /// then reads the pages it needs instead of the device's read-ahead window around them (megabytes on some disks),
+    /// so a cold point lookup reads one page per level and does not evict useful pages of a file larger than memory.
+    /// The engine reads ahead itself where it knows what comes next: a page's first read asks for the whole page, a
+    /// cursor asks for the leaves ahead of it, and <c>GetMany</c> asks for exactly the pages its keys need. Set false to
+    /// leave the map to the kernel's default read-ahead.
+    /// </summary>
+    public bool RandomAccessMap { get; init; } = true;
+
+    /// <summary>
     /// What opening does when the journal is damaged in a way that is not a torn last entry (an entry damaged with
     /// valid ones after it, a journal file missing or cut short). <see cref="JournalRecoveryMode.Strict"/> (the
     /// default) fails the open with <see cref="StorageCorruptedException"/> and changes nothing;

@@ -23,9 +23,10 @@ internal sealed unsafe class DataFile : IDisposable
     private DataFileMapping _mapping;
     private ulong[] _validated;
 
-    public DataFile(string path, SafeFileHandle handle, PlatformIo io, IFaultInjector? faults)
+    public DataFile(string path, SafeFileHandle handle, PlatformIo io, IFaultInjector? faults, bool randomAccess = false)
     {
         Path = path;
+        RandomAccessMap = randomAccess;
         _handle = handle;
         _faults = faults;
         Io = io;
@@ -39,10 +40,18 @@ internal sealed unsafe class DataFile : IDisposable
             // The engine only ever sizes the file in whole pages (whole MiB, in fact): a torn last page is damage from outside.
             throw new StorageCorruptedException($"The data file is {length} bytes long, not a whole number of {PageLayout.PageSizeBytes}-byte pages.", path, length / PageLayout.PageSizeBytes, length);
         }
-        _mapping = new DataFileMapping(handle, length);
+        // Positioned reads of the file (its header slots) then read what they ask for, as faults on the map do.
+        if (randomAccess && Posix.IsSupported) Posix.PosixFAdvise(handle.DangerousGetHandle(), 0, 0, Posix.FileAdviseRandom);
+        _mapping = new DataFileMapping(handle, length, randomAccess);
         _validated = new ulong[(_mapping.PageCount + 63) / 64];
         _writer = io.CreateDataWriter();
     }
+
+    /// <summary>
+    /// Whether the map is advised for random access (<see cref="StorageOptions.RandomAccessMap"/>): the kernel then reads
+    /// only the faulted OS pages, so readers ask for whole pages and runs ahead of touching them.
+    /// </summary>
+    public bool RandomAccessMap { get; }
 
     /// <summary>The I/O backend the file is written through.</summary>
     public PlatformIo Io { get; }
@@ -50,12 +59,12 @@ internal sealed unsafe class DataFile : IDisposable
     public string Path { get; }
 
     /// <summary>Opens the file; the handle is closed again if it is not a valid data file.</summary>
-    public static DataFile Open(string path, PlatformIo io, IFaultInjector? faults)
+    public static DataFile Open(string path, PlatformIo io, IFaultInjector? faults, bool randomAccess = false)
     {
         var handle = FileIo.OpenReadWrite(path, create: false);
         try
         {
-            return new DataFile(path, handle, io, faults);
+            return new DataFile(path, handle, io, faults, randomAccess);
         }
         catch
         {
@@ -93,7 +102,7 @@ internal sealed unsafe class DataFile : IDisposable
             target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             FileIo.SetLength(_handle, Path, target, _faults);
             _faults?.AfterSetLength(Path, target);
-            var next = new DataFileMapping(_handle, target);
+            var next = new DataFileMapping(_handle, target, RandomAccessMap);
             var validated = new ulong[(next.PageCount + 63) / 64];
             Array.Copy(_validated, validated, _validated.Length);
             _validated = validated;
@@ -101,6 +110,17 @@ internal sealed unsafe class DataFile : IDisposable
             Volatile.Write(ref _mapping, next);
             old.Release();
         }
+    }
+
+    /// <summary>
+    /// Whether a page has been read (and validated) through the map since the file was opened. A page read once is most
+    /// likely still in the page cache, so read-ahead skips it; a page never read is asked for before it is touched.
+    /// </summary>
+    public bool HasBeenRead(long pageNumber)
+    {
+        var bits = Volatile.Read(ref _validated);
+        var word = pageNumber >> 6;
+        return word < bits.Length && (Volatile.Read(ref bits[word]) & (1UL << (int)(pageNumber & 63))) != 0;
     }
 
     /// <summary>
@@ -131,6 +151,8 @@ internal sealed unsafe class DataFile : IDisposable
                 throw new StorageCorruptedException($"Overflow page says its value is {header->OverflowSizeBytes} bytes, which does not fit the data file.", Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
             }
         }
+        // On a random-access map each OS page would fault in on its own: ask for the rest of the run in one request.
+        if (runPages > 1 && RandomAccessMap) DataFileMapping.WillNeed(page + PageLayout.PageSizeBytes, (runPages - 1) * PageLayout.PageSizeBytes);
         var expected = Crc32C.ComputePage(page, runPages * PageLayout.PageSizeBytes);
         if (header->Checksum != expected)
         {

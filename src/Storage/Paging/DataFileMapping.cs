@@ -19,7 +19,7 @@ internal sealed unsafe class DataFileMapping
     /// <summary>Pages per read-ahead request: 2 MiB, the piece Linux issues its forced read-ahead in.</summary>
     private const long MaxPrefetchPages = (2 << 20) / PageLayout.PageSizeBytes;
 
-    public DataFileMapping(SafeFileHandle handle, long lengthBytes)
+    public DataFileMapping(SafeFileHandle handle, long lengthBytes, bool randomAccess = false)
     {
         Debug.Assert(lengthBytes > 0 && lengthBytes % PageLayout.PageSizeBytes == 0, "mappings cover whole pages");
         _file = MemoryMappedFile.CreateFromFile(handle, mapName: null, lengthBytes, MemoryMappedFileAccess.Read, HandleInheritability.None, leaveOpen: true);
@@ -29,6 +29,18 @@ internal sealed unsafe class DataFileMapping
         Base = pointer + _view.PointerOffset;
         LengthBytes = lengthBytes;
         PageCount = lengthBytes >> PageLayout.PageSizeShift;
+        // Advisory: a kernel that refuses it reads ahead as it would anyway.
+        if (randomAccess && Posix.IsSupported) Posix.MAdvise(Base, (nuint)lengthBytes, Posix.AdviseRandom);
+    }
+
+    /// <summary>
+    /// Asks for a range that is about to be touched, in one request and without waiting (MADV_WILLNEED; the range is
+    /// inside a mapping, whose base is OS-page aligned, and engine pages are a multiple of OS pages). Used on a
+    /// random-access map, where touching the range would fault each OS page in with a read of its own.
+    /// </summary>
+    public static void WillNeed(byte* address, long lengthBytes)
+    {
+        if (Posix.IsSupported) Posix.MAdvise(address, (nuint)lengthBytes, Posix.AdviseWillNeed);
     }
 
     public byte* Base { get; }

@@ -35,4 +35,10 @@ internal unsafe interface ITreePageStore
     void Prefetch(Span<PageRun> runs)
     {
     }
+
+    /// <summary>
+    /// As <see cref="Prefetch"/>, for pages a scan is about to reach; stores may leave out pages they know are in
+    /// memory, so that a scan over warm pages costs nothing.
+    /// </summary>
+    void ReadAhead(Span<PageRun> runs) => Prefetch(runs);
 }

@@ -33,6 +33,9 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "close", SetLastError = true)]
     public static partial int Close(nint fd);
 
+    /// <summary>MADV_RANDOM: page faults in the range read only the faulted page, no read-ahead around it.</summary>
+    public const int AdviseRandom = 1;
+
     /// <summary>MADV_WILLNEED: read the range ahead, without waiting for it.</summary>
     public const int AdviseWillNeed = 3;
 
@@ -45,6 +48,13 @@ internal static partial class Posix
     /// <summary>Reserves real blocks for a range (extending the file); returns 0 or the error number (it does not set errno).</summary>
     [LibraryImport(LibC, EntryPoint = "posix_fallocate")]
     public static partial int PosixFAllocate(nint fd, long offset, long length);
+
+    /// <summary>POSIX_FADV_RANDOM: reads of the file get no read-ahead beyond what they ask for.</summary>
+    public const int FileAdviseRandom = 1;
+
+    /// <summary>Advice on a file's access pattern; returns 0 or the error number (it does not set errno).</summary>
+    [LibraryImport(LibC, EntryPoint = "posix_fadvise")]
+    public static partial int PosixFAdvise(nint fd, long offset, long length, int advice);
 
     public static bool IsSupported => OperatingSystem.IsLinux();
 }

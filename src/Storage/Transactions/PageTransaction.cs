@@ -83,6 +83,8 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         var mapping = _mapping!;
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
+        // A page's first read on a random-access map: one request for the whole page, not one fault per OS page.
+        if (_dataFile.RandomAccessMap && !_dataFile.HasBeenRead(pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
         var header = (PageHeader*)page;
         if ((header->Flags & PageFlags.Overflow) != 0 && header->OverflowSizeBytes > 0)
         {
@@ -100,10 +102,17 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     /// <summary>
     /// Starts reading the data-file pages of <paramref name="runs"/> that this transaction would read from the
-    /// map (not its own changes, not versions still in scratch), sorted, with runs less than
-    /// <see cref="PrefetchMergeGapPages"/> apart merged into one request.
+    /// map (not its own changes, not versions still in scratch), sorted, with touching runs merged into one request.
     /// </summary>
-    public void Prefetch(Span<PageRun> runs)
+    public void Prefetch(Span<PageRun> runs) => Request(runs, skipRead: false);
+
+    /// <summary>
+    /// As <see cref="Prefetch"/>, for the pages a cursor is about to reach, leaving out those read since the file was
+    /// opened (most likely still cached): a scan over warm pages makes no system calls.
+    /// </summary>
+    public void ReadAhead(Span<PageRun> runs) => Request(runs, skipRead: true);
+
+    private void Request(Span<PageRun> runs, bool skipRead)
     {
         var mapping = _mapping!;
         runs.Sort();
@@ -112,7 +121,8 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         foreach (var run in runs)
         {
             if (run.Count < 1 || run.First < 2 || run.End > mapping.PageCount || IsInMemory(run.First)) continue;
-            if (run.First <= end + PrefetchMergeGapPages && end > start)
+            if (skipRead && _dataFile.HasBeenRead(run.First) && _dataFile.HasBeenRead(run.End - 1)) continue;
+            if (run.First <= end && end > start)
             {
                 end = Math.Max(end, run.End);
                 continue;
@@ -123,13 +133,6 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         }
         if (end > start) mapping.Prefetch(start, end - start);
     }
-
-    /// <summary>
-    /// Runs closer than this are read as one, gap included: 128 KiB, Linux's default read-ahead, is cheaper to
-    /// read than to seek over. Measured on W9's batched pass: 16 to 64 pages read 10,000 cold keys in about
-    /// 105 ms, exact runs (no gap) in about 125 ms.
-    /// </summary>
-    private const long PrefetchMergeGapPages = 16;
 
     private bool IsInMemory(long pageNumber) =>
         (_dirty is not null && _dirty.ContainsKey(pageNumber)) ||

@@ -26,6 +26,24 @@ internal sealed unsafe class BTreeCursor
     private long _leafPageNumber;
     private int _index;
 
+    /// <summary>
+    /// Read-ahead: the lowest branch whose children were last asked for, in which direction, the child index the
+    /// request reached (exclusive going forward, inclusive going backward), and the next request's size in leaves.
+    /// </summary>
+    private long _aheadParent = -1;
+    private bool _aheadForward;
+    private int _aheadEdge;
+    private int _aheadWindow = MinReadAheadLeaves;
+    private PageRun[]? _aheadRuns;
+
+    /// <summary>
+    /// A scan's first request asks for this many leaves past the one it stepped into; each next one doubles, up to
+    /// <see cref="MaxReadAheadLeaves"/> (512 KiB), so a short range after a seek reads little and a long scan keeps
+    /// the device busy ahead of it. A new request goes out when half the last one is still ahead.
+    /// </summary>
+    private const int MinReadAheadLeaves = 4;
+    private const int MaxReadAheadLeaves = 64;
+
     internal BTreeCursor(BTree tree)
     {
         _tree = tree;
@@ -73,6 +91,7 @@ internal sealed unsafe class BTreeCursor
 
     public bool SeekFirst()
     {
+        ResetReadAhead();
         var leaf = _tree.DescendToEdge(_path, last: false);
         SetLeaf(leaf, 0);
         return leaf.Count > 0 || MoveToSiblingLeaf(forward: true) ? Positioned() : NotPositioned();
@@ -80,6 +99,7 @@ internal sealed unsafe class BTreeCursor
 
     public bool SeekLast()
     {
+        ResetReadAhead();
         var leaf = _tree.DescendToEdge(_path, last: true);
         SetLeaf(leaf, leaf.Count - 1);
         return leaf.Count > 0 || MoveToSiblingLeaf(forward: false) ? Positioned() : NotPositioned();
@@ -137,6 +157,7 @@ internal sealed unsafe class BTreeCursor
     /// <summary>Moves the position to the first entry at or after the key, without touching the saved key.</summary>
     private bool PositionAtOrAfter(ReadOnlySpan<byte> key, out bool exact)
     {
+        ResetReadAhead();
         var leaf = _tree.DescendToLeaf(key, _path);
         int index = leaf.SearchLeaf(key, out exact);
         SetLeaf(leaf, index);
@@ -146,6 +167,7 @@ internal sealed unsafe class BTreeCursor
     /// <summary>Moves the position to the last entry at or before the key, without touching the saved key.</summary>
     private bool PositionAtOrBefore(ReadOnlySpan<byte> key, out bool exact)
     {
+        ResetReadAhead();
         var leaf = _tree.DescendToLeaf(key, _path);
         int index = leaf.SearchLeaf(key, out exact);
         // Keys of the leaves to the left are all below this leaf's range, so they are all before the key.
@@ -207,12 +229,77 @@ internal sealed unsafe class BTreeCursor
             if (leaf.Count > 0)
             {
                 SetLeaf(leaf, forward ? 0 : leaf.Count - 1);
+                ReadAhead(forward);
                 return true;
             }
             // An empty leaf (only the root may be one in a valid tree): keep going from it.
             level = leafLevel - 1;
         }
         return false;
+    }
+
+    private void ResetReadAhead()
+    {
+        _aheadParent = -1;
+        _aheadWindow = MinReadAheadLeaves;
+    }
+
+    /// <summary>
+    /// Called after stepping into a sibling leaf: asks the page store for the leaves ahead in the same direction
+    /// (children of the current leaf's parent), so that a scan over pages not yet in memory does not wait for them
+    /// one by one. The map may be advised for random access, where the kernel reads nothing ahead by itself.
+    /// </summary>
+    private void ReadAhead(bool forward)
+    {
+        int parentLevel = _path.LeafLevel - 1;
+        if (parentLevel < 0)
+        {
+            return;
+        }
+        long parent = _path.Pages[parentLevel];
+        int index = _path.Indices[parentLevel];
+        if (parent != _aheadParent || forward != _aheadForward)
+        {
+            if (forward != _aheadForward)
+            {
+                _aheadWindow = MinReadAheadLeaves;
+            }
+            _aheadParent = parent;
+            _aheadForward = forward;
+            _aheadEdge = forward ? index + 1 : index;
+        }
+        int stillAhead = forward ? _aheadEdge - index - 1 : index - _aheadEdge;
+        if (stillAhead >= _aheadWindow / 2)
+        {
+            return;
+        }
+        var branch = _tree.OpenPageAtLevel(parent, parentLevel);
+        int first;
+        int end;
+        if (forward)
+        {
+            first = Math.Max(_aheadEdge, index + 1);
+            end = Math.Min(branch.Count, first + _aheadWindow);
+            _aheadEdge = Math.Max(end, first);
+        }
+        else
+        {
+            end = Math.Min(_aheadEdge, index);
+            first = Math.Max(0, end - _aheadWindow);
+            _aheadEdge = first;
+        }
+        if (end <= first)
+        {
+            return;
+        }
+        var runs = _aheadRuns ??= new PageRun[MaxReadAheadLeaves];
+        int count = 0;
+        for (int child = first; child < end; child++)
+        {
+            runs[count++] = new PageRun(branch.GetChild(child), 1);
+        }
+        _tree.Store.ReadAhead(runs.AsSpan(0, count));
+        _aheadWindow = Math.Min(_aheadWindow * 2, MaxReadAheadLeaves);
     }
 
     private void SetLeaf(TreePage leaf, int index)
