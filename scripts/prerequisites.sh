@@ -12,9 +12,8 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 # Cross-compiles the native layer for Windows, so that the NuGet package carries both libraries.
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || need_apt+=(gcc-mingw-w64-x86-64)
-# Node.js draws the benchmark chart (benchmarks/chart, Vega-Lite).
-command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
-command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# A font for the text of the benchmark chart (SkiaSharp, drawing it, reads fonts from /usr/share/fonts).
+[ -n "$(find /usr/share/fonts \( -name '*.ttf' -o -name '*.otf' \) -print -quit 2>/dev/null)" ] || need_apt+=(fonts-dejavu-core)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
