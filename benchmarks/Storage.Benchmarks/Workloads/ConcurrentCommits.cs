@@ -26,7 +26,7 @@ internal sealed class ConcurrentCommits : IWorkload
         var perThread = context.Counts.Transactions / 5; // 2,000 (200 with --quick)
         var directory = context.FreshDirectory(engine, Id);
         var instance = engine.Open(directory);
-        long? writtenBefore = null;
+        var before = default(DeviceIo);
         ThreadGroup group;
         try
         {
@@ -46,7 +46,7 @@ internal sealed class ConcurrentCommits : IWorkload
                         writer.WriteDurable(batch);
                     }
                 }, writer.Dispose);
-            }, atStart: () => writtenBefore = DeviceIo.WriteBytes());
+            }, atStart: () => before = DeviceIo.Snapshot());
         }
         catch
         {
@@ -55,7 +55,7 @@ internal sealed class ConcurrentCommits : IWorkload
         }
         instance.Dispose();
         var ended = Stopwatch.GetTimestamp();
-        var writtenAfter = DeviceIo.WriteBytes();
+        var device = DeviceIo.Snapshot().Since(before);
         context.Discard(directory);
         var commits = (long)Threads * perThread;
         // From the common start to the engine's close: the writers' disposal and the final flush are inside.
@@ -65,8 +65,8 @@ internal sealed class ConcurrentCommits : IWorkload
             new("seconds", Format.Seconds(seconds)),
             new("commits", Format.Count(commits)),
             new("commits/s", Format.Rate(commits / seconds)),
-            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
         };
+        figures.AddRange(device.Figures);
         figures.AddRange(instance.Counters());
         return [new RowResult(Id, commits / seconds, figures)];
     }

@@ -43,7 +43,7 @@ internal sealed class GroupJournals : IWorkload
         var perThread = context.Counts.Transactions / 10; // 1,000 (100 with --quick)
         var directories = Enumerable.Range(0, Environments).Select(_ => context.FreshDirectory(engine, Id)).ToArray();
         var instances = new List<IEngineInstance>();
-        long? writtenBefore = null;
+        var before = default(DeviceIo);
         ThreadGroup group;
         try
         {
@@ -63,14 +63,14 @@ internal sealed class GroupJournals : IWorkload
                         instance.WriteDurable(batch);
                     }
                 });
-            }, atStart: () => writtenBefore = DeviceIo.WriteBytes());
+            }, atStart: () => before = DeviceIo.Snapshot());
         }
         finally
         {
             foreach (var instance in instances) instance.Dispose();
         }
         var ended = Stopwatch.GetTimestamp();
-        var writtenAfter = DeviceIo.WriteBytes();
+        var device = DeviceIo.Snapshot().Since(before);
         foreach (var directory in directories) context.Discard(directory);
         var transactions = (long)Environments * perThread;
         // From the common start to the close of the last environment.
@@ -80,8 +80,8 @@ internal sealed class GroupJournals : IWorkload
             new("seconds", Format.Seconds(seconds)),
             new("transactions (9 environments)", Format.Count(transactions)),
             new("tx/s", Format.Rate(transactions / seconds)),
-            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
         };
+        figures.AddRange(device.Figures);
         // The engine's own figures of the root environment (the others are alike).
         figures.AddRange(instances[0].Counters().Select(figure => figure with { Label = "root: " + figure.Label }));
         return new RowResult(OffKey, transactions / seconds, figures);

@@ -9,7 +9,8 @@ namespace Storage.Benchmarks.Workloads;
 /// <summary>
 /// W3 readrandom: after W1, 1,000,000 gets of random existing keys on 1 thread, then on 2 threads with
 /// 1,000,000 gets each. The keys replay W1's generator, restarting it after the keys W1 wrote; the second
-/// thread starts half-way through that sequence so the two threads do not read in lockstep.
+/// thread starts half-way through that sequence so the two threads do not read in lockstep. The device bytes
+/// read are counted from the common start until every reader has ended.
 /// </summary>
 internal sealed class ReadRandom : IWorkload
 {
@@ -56,7 +57,9 @@ internal sealed class ReadRandom : IWorkload
         {
             readers[i] = new Reader(instance, counts, startAtKey: i * counts.FilledKeys / threads);
         }
-        var group = ThreadGroup.Run(threads, _ => "readrandom", i => readers[i].Prepare());
+        var before = default(DeviceIo);
+        var group = ThreadGroup.Run(threads, _ => "readrandom", i => readers[i].Prepare(), atStart: () => before = DeviceIo.Snapshot());
+        var device = DeviceIo.Snapshot().Since(before);
 
         var misses = readers.Sum(reader => reader.Misses);
         var wrongSizes = readers.Sum(reader => reader.WrongSizes);
@@ -73,6 +76,7 @@ internal sealed class ReadRandom : IWorkload
             new("seconds", Format.Seconds(seconds)),
             new("gets", Format.Count(gets)),
             new("gets/s", Format.Rate(gets / seconds)),
+            device.ReadFigure,
         };
         return new RowResult(rowKey, gets / seconds, figures);
     }
