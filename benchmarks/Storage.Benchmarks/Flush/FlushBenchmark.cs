@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
+using Storage.Benchmarks.Measurement;
 using Storage.Paging;
 using Storage.Platform;
 
@@ -11,8 +12,10 @@ namespace Storage.Benchmarks.Flush;
 /// Flushing dirty pages to a data file, the way the environment's flusher does, through each backend:
 /// the native ring (pages merged into writev calls, run by the process-wide io_uring writer), the managed
 /// backend (RandomAccess vectored writes of merged runs), and one RandomAccess write per page. Each case
-/// writes its pages and then fdatasyncs the file; the time covers both. Then eight files flushed at once:
-/// on the one shared ring, against eight writers of their own.
+/// writes its pages and then fdatasyncs the file; the time covers both and nothing else: each file's writer is
+/// made before the runs and kept across them, as the environment keeps one per data file. Then eight files
+/// flushed at once, on threads started and ready before the clock: on the one shared ring, against eight
+/// writers of their own.
 /// Usage: --flush [--quick] [--repeat N].
 /// </summary>
 internal static class FlushBenchmark
@@ -49,13 +52,15 @@ internal static class FlushBenchmark
                     var path = Path.Combine(directory, name);
                     using var handle = Prepare(path, fileSpanPages);
                     var list = pages.Select((page, i) => (page, buffers[i])).ToList();
-                    var perPage = Measure(repeat, watch => PerPage(handle, path, list, watch));
-                    var managed = Measure(repeat, watch => WithSync(new ManagedDataFileWriter(), handle, path, list, watch));
+                    var perPage = Measure(repeat, () => PerPage(handle, path, list));
+                    Sample managed;
+                    using (var writer = new ManagedDataFileWriter()) managed = Measure(repeat, () => WithSync(writer, handle, path, list));
                     Row(report, name, "RandomAccess, one write per page", pages.Length, perPage, perPage.Median);
                     Row(report, name, "managed (RandomAccess vectored runs)", pages.Length, managed, perPage.Median);
                     if (ring is not null)
                     {
-                        var native = Measure(repeat, watch => WithSync(new RingDataFileWriter(ring), handle, path, list, watch));
+                        Sample native;
+                        using (var writer = new RingDataFileWriter(ring)) native = Measure(repeat, () => WithSync(writer, handle, path, list));
                         Row(report, name, "io_uring ring (merged writev)", pages.Length, native, perPage.Median);
                     }
                 }
@@ -77,11 +82,11 @@ internal static class FlushBenchmark
                 {
                     var lists = sets.Select((set, f) => set.Select((page, i) => (page, allBuffers[f][i])).ToList()).ToArray();
                     var label = $"{files} files at once";
-                    var separate = Measure(repeat, watch => Concurrently(files, watch, f => WithSync(new ManagedDataFileWriter(), handles[f], $"env-{f}", lists[f], watch)));
+                    var separate = Concurrently(repeat, files, () => new ManagedDataFileWriter(), handles, lists);
                     Row(report, label, $"{files} managed writers", files * perFile, separate, separate.Median);
                     if (ring is not null)
                     {
-                        var shared = Measure(repeat, watch => Concurrently(files, watch, f => WithSync(new RingDataFileWriter(ring), handles[f], $"env-{f}", lists[f], watch)));
+                        var shared = Concurrently(repeat, files, () => new RingDataFileWriter(ring), handles, lists);
                         Row(report, label, "one shared io_uring ring", files * perFile, shared, separate.Median);
                     }
                 }
@@ -118,18 +123,20 @@ internal static class FlushBenchmark
 
     private readonly record struct Sample(double Median, double WriteMedian, long Calls);
 
-    /// <summary>Runs a flush <paramref name="repeat"/> times after a warm-up; the flush reports its write calls and when its writes (before the sync) ended.</summary>
-    private static Sample Measure(int repeat, Func<Stopwatch, (long Calls, double WriteMs)> flush)
+    /// <summary>One flush: its write calls, when its writes (before the sync) ended, and when it ended, in milliseconds from its start.</summary>
+    private readonly record struct Timing(long Calls, double WriteMs, double TotalMs);
+
+    /// <summary>Runs a flush <paramref name="repeat"/> times after a warm-up; each flush times itself, its writer made beforehand.</summary>
+    private static Sample Measure(int repeat, Func<Timing> flush)
     {
-        flush(Stopwatch.StartNew()); // warm-up: the file's blocks are allocated and the code is compiled
+        flush(); // warm-up: the file's blocks are allocated, the writer's buffers sized and the code compiled
         var times = new double[repeat];
         var writeTimes = new double[repeat];
         long calls = 0;
         for (var i = 0; i < repeat; i++)
         {
-            var watch = Stopwatch.StartNew();
-            (calls, writeTimes[i]) = flush(watch);
-            times[i] = watch.Elapsed.TotalMilliseconds;
+            var timing = flush();
+            (calls, writeTimes[i], times[i]) = (timing.Calls, timing.WriteMs, timing.TotalMs);
         }
         Array.Sort(times);
         Array.Sort(writeTimes);
@@ -143,32 +150,54 @@ internal static class FlushBenchmark
         report.AppendLine(line);
     }
 
-    private static (long, double) WithSync(IDataFileWriter writer, SafeFileHandle handle, string path, List<(long, ScratchBuffer)> pages, Stopwatch watch)
+    /// <summary>The pages through <paramref name="writer"/>, then its sync; the writer is the caller's (made and disposed outside the time).</summary>
+    private static Timing WithSync(IDataFileWriter writer, SafeFileHandle handle, string path, List<(long, ScratchBuffer)> pages)
     {
-        using (writer)
-        {
-            var calls = writer.Write(handle, path, pages, faults: null);
-            var written = watch.Elapsed.TotalMilliseconds;
-            writer.Sync(handle, path, faults: null);
-            return (calls, written);
-        }
+        var start = Stopwatch.GetTimestamp();
+        var calls = writer.Write(handle, path, pages, faults: null);
+        var written = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
+        writer.Sync(handle, path, faults: null);
+        return new Timing(calls, written, Stopwatch.GetElapsedTime(start).TotalMilliseconds);
     }
 
-    private static unsafe (long, double) PerPage(SafeFileHandle handle, string path, List<(long Page, ScratchBuffer Buffer)> pages, Stopwatch watch)
+    private static unsafe Timing PerPage(SafeFileHandle handle, string path, List<(long Page, ScratchBuffer Buffer)> pages)
     {
+        var start = Stopwatch.GetTimestamp();
         foreach (var (page, buffer) in pages) RandomAccess.Write(handle, new ReadOnlySpan<byte>(buffer.Pointer, PageSize), page * PageSize);
-        var written = watch.Elapsed.TotalMilliseconds;
+        var written = Stopwatch.GetElapsedTime(start).TotalMilliseconds;
         FileIo.SyncData(handle, path, faults: null);
-        return (pages.Count, written);
+        return new Timing(pages.Count, written, Stopwatch.GetElapsedTime(start).TotalMilliseconds);
     }
 
-    private static (long, double) Concurrently(int count, Stopwatch watch, Func<int, (long Calls, double WriteMs)> flush)
+    /// <summary>
+    /// The files flushed at once, one thread and one writer each (made before the runs, one per file as the environment
+    /// keeps it): each run times from the common start, once every thread is ready, to the last thread's sync.
+    /// </summary>
+    private static Sample Concurrently(int repeat, int count, Func<IDataFileWriter> makeWriter,
+        SafeFileHandle[] handles, List<(long, ScratchBuffer)>[] lists)
     {
-        var results = new (long Calls, double WriteMs)[count];
-        var threads = Enumerable.Range(0, count).Select(f => new Thread(() => results[f] = flush(f))).ToArray();
-        foreach (var thread in threads) thread.Start();
-        foreach (var thread in threads) thread.Join();
-        return (results.Sum(r => r.Calls), results.Max(r => r.WriteMs));
+        var writers = new List<IDataFileWriter>(count);
+        try
+        {
+            for (var f = 0; f < count; f++) writers.Add(makeWriter());
+            return Measure(repeat, () =>
+            {
+                var writeEnded = new long[count];
+                var calls = new long[count];
+                var group = ThreadGroup.Run(count, f => $"flush-{f}", f => new ThreadWork(() =>
+                {
+                    calls[f] = writers[f].Write(handles[f], $"env-{f}", lists[f], faults: null);
+                    writeEnded[f] = Stopwatch.GetTimestamp();
+                    writers[f].Sync(handles[f], $"env-{f}", faults: null);
+                }));
+                return new Timing(calls.Sum(), Stopwatch.GetElapsedTime(group.Start, writeEnded.Max()).TotalMilliseconds,
+                    Stopwatch.GetElapsedTime(group.Start, group.LastEnded).TotalMilliseconds);
+            });
+        }
+        finally
+        {
+            foreach (var made in writers) made.Dispose();
+        }
     }
 
     private static SafeFileHandle Prepare(string path, long spanPages)

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
 using Storage.Benchmarks.Engines;
 using Storage.Benchmarks.Generators;
 using Storage.Benchmarks.Measurement;
@@ -27,47 +26,27 @@ internal sealed class ConcurrentCommits : IWorkload
         var perThread = context.Counts.Transactions / 5; // 2,000 (200 with --quick)
         var directory = context.FreshDirectory(engine, Id);
         var instance = engine.Open(directory);
-        var failures = new Exception?[Threads];
-        long? writtenBefore;
-        var clock = new Stopwatch();
+        var before = default(DeviceIo);
+        ThreadGroup group;
         try
         {
-            using var ready = new CountdownEvent(Threads);
-            using var go = new ManualResetEventSlim();
-            var workers = Enumerable.Range(0, Threads).Select(t => new Thread(() =>
+            group = ThreadGroup.Run(Threads, t => $"W6-{t}", t =>
             {
-                IEngineWriter? writer = null;
-                try
+                var keys = new RandomKeySource();
+                keys.Skip((long)t * perThread);
+                var values = new ValueSource();
+                var batch = new KeyValueBatch(1);
+                // Last, so that nothing between its creation and the ready signal can fail and leave it open.
+                var writer = instance.CreateWriter();
+                return new ThreadWork(() =>
                 {
-                    writer = instance.CreateWriter();
-                    var keys = new RandomKeySource();
-                    keys.Skip((long)t * perThread);
-                    var values = new ValueSource();
-                    var batch = new KeyValueBatch(1);
-                    ready.Signal();
-                    go.Wait();
                     for (var i = 0; i < perThread; i++)
                     {
                         batch.Fill(keys, values, 1);
                         writer.WriteDurable(batch);
                     }
-                }
-                catch (Exception e)
-                {
-                    failures[t] = e;
-                    if (writer is null) ready.Signal();
-                }
-                finally
-                {
-                    writer?.Dispose();
-                }
-            }) { IsBackground = true, Name = $"W6-{t}" }).ToList();
-            workers.ForEach(worker => worker.Start());
-            ready.Wait();
-            writtenBefore = DeviceIo.WriteBytes();
-            clock.Start();
-            go.Set();
-            workers.ForEach(worker => worker.Join());
+                }, writer.Dispose);
+            }, atStart: () => before = DeviceIo.Snapshot());
         }
         catch
         {
@@ -75,19 +54,19 @@ internal sealed class ConcurrentCommits : IWorkload
             throw;
         }
         instance.Dispose();
-        clock.Stop();
-        var writtenAfter = DeviceIo.WriteBytes();
-        if (failures.FirstOrDefault(failure => failure is not null) is { } failure) ExceptionDispatchInfo.Capture(failure).Throw();
+        var ended = Stopwatch.GetTimestamp();
+        var device = DeviceIo.Snapshot().Since(before);
         context.Discard(directory);
         var commits = (long)Threads * perThread;
-        var seconds = clock.Elapsed.TotalSeconds;
+        // From the common start to the engine's close: the writers' disposal and the final flush are inside.
+        var seconds = Stopwatch.GetElapsedTime(group.Start, ended).TotalSeconds;
         var figures = new List<Figure>
         {
             new("seconds", Format.Seconds(seconds)),
             new("commits", Format.Count(commits)),
             new("commits/s", Format.Rate(commits / seconds)),
-            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
         };
+        figures.AddRange(device.Figures);
         figures.AddRange(instance.Counters());
         return [new RowResult(Id, commits / seconds, figures)];
     }

@@ -8,7 +8,7 @@ namespace Storage.Benchmarks.Workloads;
 
 /// <summary>
 /// W1 and W2: transactions of puts on a fresh directory, every commit durable. The clock and the
-/// device-bytes counter start after the engine is open and stop after it is disposed, so the final
+/// device-bytes counters start after the engine is open and stop after it is disposed, so the final
 /// flush and sync are inside both.
 /// </summary>
 internal abstract class FillDurableWorkload : IWorkload
@@ -77,7 +77,7 @@ internal abstract class FillDurableWorkload : IWorkload
         var batch = new KeyValueBatch(counts.PutsPerTransaction);
         var values = new ValueSource();
         var instance = engine.Open(directory);
-        long? writtenBefore;
+        DeviceIo before;
         long? rssAtRelease = null;
         var clock = new Stopwatch();
         HeldReader? held = null;
@@ -85,7 +85,7 @@ internal abstract class FillDurableWorkload : IWorkload
         try
         {
             if (holdReaderForCommits > 0) held = HeldReader.Begin(instance);
-            writtenBefore = DeviceIo.WriteBytes();
+            before = DeviceIo.Snapshot();
             clock.Start();
             for (var tx = 0; tx < counts.Transactions; tx++)
             {
@@ -107,7 +107,7 @@ internal abstract class FillDurableWorkload : IWorkload
         held?.Dispose();
         instance.Dispose();
         clock.Stop();
-        var writtenAfter = DeviceIo.WriteBytes();
+        var device = DeviceIo.Snapshot().Since(before);
         var peakRss = peakReset ? ProcessMemory.PeakRssBytes() : null;
 
         seconds = clock.Elapsed.TotalSeconds;
@@ -116,8 +116,9 @@ internal abstract class FillDurableWorkload : IWorkload
             new("seconds", Format.Seconds(seconds)),
             new("tx/s", Format.Rate(counts.Transactions / seconds)),
             new("puts/s", Format.Rate(counts.FilledKeys / seconds)),
-            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
-            new("device bytes written / tx", writtenAfter - writtenBefore is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
+            device.WrittenFigure,
+            new("device bytes written / tx", device.WriteBytes is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
+            device.ReadFigure,
             new("data file size", Format.Bytes(FileSizes.Of(Path.Combine(directory, engine.DataFileName)))),
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
             new("peak RSS (process)", Format.Bytes(peakRss)),

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
 using Storage.Benchmarks.Engines;
 using Storage.Benchmarks.Generators;
 using Storage.Benchmarks.Measurement;
@@ -11,7 +10,8 @@ namespace Storage.Benchmarks.Workloads;
 /// W7 group-journals: a root environment and 8 branch environments, 9 threads (one per environment), each
 /// 1,000 transactions of 10 random puts, durable. With shared journals off, every environment commits to
 /// its own journal; the "on" mode needs environment groups with shared journals, which do not exist yet,
-/// and the other engines have no such mode.
+/// and the other engines have no such mode. The clock runs from the common start, once every thread has its
+/// generators ready, to the close of the last environment.
 /// </summary>
 internal sealed class GroupJournals : IWorkload
 {
@@ -43,56 +43,45 @@ internal sealed class GroupJournals : IWorkload
         var perThread = context.Counts.Transactions / 10; // 1,000 (100 with --quick)
         var directories = Enumerable.Range(0, Environments).Select(_ => context.FreshDirectory(engine, Id)).ToArray();
         var instances = new List<IEngineInstance>();
-        var failures = new Exception?[Environments];
-        long? writtenBefore;
-        var clock = new Stopwatch();
+        var before = default(DeviceIo);
+        ThreadGroup group;
         try
         {
             foreach (var directory in directories) instances.Add(engine.Open(directory));
-            using var go = new ManualResetEventSlim();
-            var workers = instances.Select((instance, e) => new Thread(() =>
+            group = ThreadGroup.Run(Environments, e => $"W7-{e}", e =>
             {
-                try
+                var instance = instances[e];
+                var keys = new RandomKeySource();
+                keys.Skip((long)e * perThread * PutsPerTransaction);
+                var values = new ValueSource();
+                var batch = new KeyValueBatch(PutsPerTransaction);
+                return new ThreadWork(() =>
                 {
-                    var keys = new RandomKeySource();
-                    keys.Skip((long)e * perThread * PutsPerTransaction);
-                    var values = new ValueSource();
-                    var batch = new KeyValueBatch(PutsPerTransaction);
-                    go.Wait();
                     for (var i = 0; i < perThread; i++)
                     {
                         batch.Fill(keys, values, PutsPerTransaction);
                         instance.WriteDurable(batch);
                     }
-                }
-                catch (Exception failure)
-                {
-                    failures[e] = failure;
-                }
-            }) { IsBackground = true, Name = $"W7-{e}" }).ToList();
-            workers.ForEach(worker => worker.Start());
-            writtenBefore = DeviceIo.WriteBytes();
-            clock.Start();
-            go.Set();
-            workers.ForEach(worker => worker.Join());
+                });
+            }, atStart: () => before = DeviceIo.Snapshot());
         }
         finally
         {
             foreach (var instance in instances) instance.Dispose();
         }
-        clock.Stop();
-        var writtenAfter = DeviceIo.WriteBytes();
-        if (failures.FirstOrDefault(failure => failure is not null) is { } failed) ExceptionDispatchInfo.Capture(failed).Throw();
+        var ended = Stopwatch.GetTimestamp();
+        var device = DeviceIo.Snapshot().Since(before);
         foreach (var directory in directories) context.Discard(directory);
         var transactions = (long)Environments * perThread;
-        var seconds = clock.Elapsed.TotalSeconds;
+        // From the common start to the close of the last environment.
+        var seconds = Stopwatch.GetElapsedTime(group.Start, ended).TotalSeconds;
         var figures = new List<Figure>
         {
             new("seconds", Format.Seconds(seconds)),
             new("transactions (9 environments)", Format.Count(transactions)),
             new("tx/s", Format.Rate(transactions / seconds)),
-            new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
         };
+        figures.AddRange(device.Figures);
         // The engine's own figures of the root environment (the others are alike).
         figures.AddRange(instances[0].Counters().Select(figure => figure with { Label = "root: " + figure.Label }));
         return new RowResult(OffKey, transactions / seconds, figures);

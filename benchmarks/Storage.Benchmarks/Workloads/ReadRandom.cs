@@ -1,7 +1,7 @@
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
 using Storage.Benchmarks.Engines;
 using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Measurement;
 using Storage.Benchmarks.Reporting;
 
 namespace Storage.Benchmarks.Workloads;
@@ -9,7 +9,8 @@ namespace Storage.Benchmarks.Workloads;
 /// <summary>
 /// W3 readrandom: after W1, 1,000,000 gets of random existing keys on 1 thread, then on 2 threads with
 /// 1,000,000 gets each. The keys replay W1's generator, restarting it after the keys W1 wrote; the second
-/// thread starts half-way through that sequence so the two threads do not read in lockstep.
+/// thread starts half-way through that sequence so the two threads do not read in lockstep. The device bytes
+/// read are counted from the common start until every reader has ended.
 /// </summary>
 internal sealed class ReadRandom : IWorkload
 {
@@ -56,18 +57,9 @@ internal sealed class ReadRandom : IWorkload
         {
             readers[i] = new Reader(instance, counts, startAtKey: i * counts.FilledKeys / threads);
         }
-        using (var ready = new CountdownEvent(threads))
-        using (var go = new ManualResetEventSlim())
-        {
-            var workers = readers.Select(reader => new Thread(() => reader.Run(ready, go)) { IsBackground = true, Name = "readrandom" }).ToList();
-            workers.ForEach(worker => worker.Start());
-            ready.Wait();
-            go.Set();
-            workers.ForEach(worker => worker.Join());
-        }
-        var failure = readers.Select(reader => reader.Failure).FirstOrDefault(failure => failure is not null);
-        // Rethrown with its own type and stack, so the report names the engine's exception.
-        if (failure is not null) ExceptionDispatchInfo.Capture(failure).Throw();
+        var before = default(DeviceIo);
+        var group = ThreadGroup.Run(threads, _ => "readrandom", i => readers[i].Prepare(), atStart: () => before = DeviceIo.Snapshot());
+        var device = DeviceIo.Snapshot().Since(before);
 
         var misses = readers.Sum(reader => reader.Misses);
         var wrongSizes = readers.Sum(reader => reader.WrongSizes);
@@ -77,15 +69,14 @@ internal sealed class ReadRandom : IWorkload
         }
 
         // Wall time from the first thread's start to the last thread's end.
-        var started = readers.Min(reader => reader.StartedTimestamp);
-        var ended = readers.Max(reader => reader.EndedTimestamp);
-        var seconds = Stopwatch.GetElapsedTime(started, ended).TotalSeconds;
+        var seconds = Stopwatch.GetElapsedTime(group.FirstStarted, group.LastEnded).TotalSeconds;
         var gets = (long)threads * counts.GetsPerThread;
         var figures = new List<Figure>
         {
             new("seconds", Format.Seconds(seconds)),
             new("gets", Format.Count(gets)),
             new("gets/s", Format.Rate(gets / seconds)),
+            device.ReadFigure,
         };
         return new RowResult(rowKey, gets / seconds, figures);
     }
@@ -97,52 +88,28 @@ internal sealed class ReadRandom : IWorkload
 
         public long WrongSizes { get; private set; }
 
-        public long StartedTimestamp { get; private set; }
-
-        public long EndedTimestamp { get; private set; }
-
-        public Exception? Failure { get; private set; }
-
-        public void Run(CountdownEvent ready, ManualResetEventSlim go)
+        /// <summary>Before the common start: the key generator in place and the engine reader begun.</summary>
+        public ThreadWork Prepare()
         {
-            IEngineReader? reader = null;
-            var signalled = false;
-            try
-            {
-                var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
-                keys.Skip(startAtKey);
-                reader = instance.BeginRead();
-                Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
-                signalled = true;
-                ready.Signal();
-                go.Wait();
+            var keys = new RandomKeySource(wrapAfterKeys: counts.FilledKeys);
+            keys.Skip(startAtKey);
+            var reader = instance.BeginRead();
+            return new ThreadWork(() => Read(reader, keys), reader.Dispose);
+        }
 
-                long misses = 0;
-                long wrongSizes = 0;
-                StartedTimestamp = Stopwatch.GetTimestamp();
-                for (var i = 0; i < counts.GetsPerThread; i++)
-                {
-                    keys.Next(key);
-                    if (!reader.TryGet(key, out var valueLength)) misses++;
-                    else if (valueLength != ValueSource.ValueSizeBytes) wrongSizes++;
-                }
-                EndedTimestamp = Stopwatch.GetTimestamp();
-                Misses = misses;
-                WrongSizes = wrongSizes;
-            }
-            catch (Exception e)
+        private void Read(IEngineReader reader, RandomKeySource keys)
+        {
+            Span<byte> key = stackalloc byte[KeyFormat.KeySizeBytes];
+            long misses = 0;
+            long wrongSizes = 0;
+            for (var i = 0; i < counts.GetsPerThread; i++)
             {
-                Failure = e;
-                if (!signalled) ready.Signal();
+                keys.Next(key);
+                if (!reader.TryGet(key, out var valueLength)) misses++;
+                else if (valueLength != ValueSource.ValueSizeBytes) wrongSizes++;
             }
-            try
-            {
-                reader?.Dispose();
-            }
-            catch (Exception e)
-            {
-                Failure ??= e;
-            }
+            Misses = misses;
+            WrongSizes = wrongSizes;
         }
     }
 }
