@@ -22,6 +22,7 @@ internal sealed unsafe class DataFile : IDisposable
     private readonly IDataFileWriter _writer;
     private DataFileMapping _mapping;
     private ulong[] _validated;
+    private readonly PageResidency? _residency;
 
     public DataFile(string path, SafeFileHandle handle, PlatformIo io, IFaultInjector? faults, bool randomAccess = false)
     {
@@ -44,6 +45,7 @@ internal sealed unsafe class DataFile : IDisposable
         if (randomAccess && Posix.IsSupported) Posix.PosixFAdvise(handle.DangerousGetHandle(), 0, 0, Posix.FileAdviseRandom);
         _mapping = new DataFileMapping(handle, length, randomAccess);
         _validated = new ulong[(_mapping.PageCount + 63) / 64];
+        if (randomAccess && Posix.IsSupported) _residency = new PageResidency(_mapping.PageCount);
         _writer = io.CreateDataWriter();
     }
 
@@ -106,6 +108,7 @@ internal sealed unsafe class DataFile : IDisposable
             var validated = new ulong[(next.PageCount + 63) / 64];
             Array.Copy(_validated, validated, _validated.Length);
             _validated = validated;
+            _residency?.Grow(next.PageCount);
             var old = _mapping;
             Volatile.Write(ref _mapping, next);
             old.Release();
@@ -122,6 +125,13 @@ internal sealed unsafe class DataFile : IDisposable
         var word = pageNumber >> 6;
         return word < bits.Length && (Volatile.Read(ref bits[word]) & (1UL << (int)(pageNumber & 63))) != 0;
     }
+
+    /// <summary>
+    /// Whether the page is most likely in the page cache: read since the open, written by the flusher, or found there
+    /// when its region of the file was first asked about (<see cref="PageResidency"/>). Only kept for a random-access map.
+    /// </summary>
+    public bool ProbablyCached(long pageNumber) =>
+        HasBeenRead(pageNumber) || (_residency is { } residency && residency.IsResident(Volatile.Read(ref _mapping), pageNumber));
 
     /// <summary>
     /// Checks, once per page, that a page read through the map says it is that page, matches its checksum, and
@@ -190,6 +200,10 @@ internal sealed unsafe class DataFile : IDisposable
         }
 #endif
         var runs = _writer.Write(_handle, Path, pages, _faults);
+        if (_residency is { } residency)
+        {
+            foreach (var (pageNumber, buffer) in pages) residency.MarkResident(pageNumber, buffer.PageCount);
+        }
         if (_faults is not null)
         {
             foreach (var (pageNumber, buffer) in pages)

@@ -56,5 +56,9 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "posix_fadvise")]
     public static partial int PosixFAdvise(nint fd, long offset, long length, int advice);
 
+    /// <summary>Which OS pages of a mapped range are in memory: bit 0 of one byte per OS page.</summary>
+    [LibraryImport(LibC, EntryPoint = "mincore", SetLastError = true)]
+    public static unsafe partial int MinCore(void* address, nuint lengthBytes, byte* vector);
+
     public static bool IsSupported => OperatingSystem.IsLinux();
 }

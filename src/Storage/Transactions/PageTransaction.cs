@@ -84,7 +84,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
         // A page's first read on a random-access map: one request for the whole page, not one fault per OS page.
-        if (_dataFile.RandomAccessMap && !_dataFile.HasBeenRead(pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
+        if (_dataFile.RandomAccessMap && !_dataFile.ProbablyCached(pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
         var header = (PageHeader*)page;
         if ((header->Flags & PageFlags.Overflow) != 0 && header->OverflowSizeBytes > 0)
         {
@@ -104,15 +104,15 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     /// Starts reading the data-file pages of <paramref name="runs"/> that this transaction would read from the
     /// map (not its own changes, not versions still in scratch), sorted, with touching runs merged into one request.
     /// </summary>
-    public void Prefetch(Span<PageRun> runs) => Request(runs, skipRead: false);
+    public void Prefetch(Span<PageRun> runs) => Request(runs, skipCached: false);
 
     /// <summary>
-    /// As <see cref="Prefetch"/>, for the pages a cursor is about to reach, leaving out those read since the file was
-    /// opened (most likely still cached): a scan over warm pages makes no system calls.
+    /// As <see cref="Prefetch"/>, for the pages a cursor is about to reach, leaving out those most likely cached
+    /// (<see cref="DataFile.ProbablyCached"/>): a scan over warm pages makes no system call per page.
     /// </summary>
-    public void ReadAhead(Span<PageRun> runs) => Request(runs, skipRead: true);
+    public void ReadAhead(Span<PageRun> runs) => Request(runs, skipCached: true);
 
-    private void Request(Span<PageRun> runs, bool skipRead)
+    private void Request(Span<PageRun> runs, bool skipCached)
     {
         var mapping = _mapping!;
         runs.Sort();
@@ -121,7 +121,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         foreach (var run in runs)
         {
             if (run.Count < 1 || run.First < 2 || run.End > mapping.PageCount || IsInMemory(run.First)) continue;
-            if (skipRead && _dataFile.HasBeenRead(run.First) && _dataFile.HasBeenRead(run.End - 1)) continue;
+            if (skipCached && _dataFile.ProbablyCached(run.First) && _dataFile.ProbablyCached(run.End - 1)) continue;
             if (run.First <= end && end > start)
             {
                 end = Math.Max(end, run.End);
