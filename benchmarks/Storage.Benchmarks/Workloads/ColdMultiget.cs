@@ -76,11 +76,10 @@ internal sealed class ColdMultiget : IWorkload
 
     private static RowResult Batched(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys)
     {
-        if (engine is not StorageEngine) return RowResult.Note(BatchedKey, "n/a: no batched read API");
         var dropped = PageCache.DropDirectory(directory);
         using var instance = engine.Open(directory);
         using var reader = instance.BeginRead();
-        var batchedReader = (IBatchedEngineReader)reader;
+        if (reader is not IBatchedEngineReader batchedReader) return RowResult.Note(BatchedKey, "n/a: no batched read API");
         var clock = Stopwatch.StartNew();
         var found = batchedReader.GetMany(keys, ValueSource.ValueSizeBytes, out var wrongSizes);
         var seconds = clock.Elapsed.TotalSeconds;
