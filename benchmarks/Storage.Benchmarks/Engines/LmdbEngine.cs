@@ -1,4 +1,5 @@
 using LightningDB;
+using Storage.Benchmarks.Measurement;
 
 namespace Storage.Benchmarks.Engines;
 
@@ -9,7 +10,7 @@ internal sealed class LmdbEngine : IEngine
 
     public string Name => "lmdb";
 
-    public string DataFileName => "data.mdb";
+    public long? DataFileBytes(string directory) => FileSizes.Of(Path.Combine(directory, "data.mdb"));
 
     public string? UnavailableReason => s_unavailableReason.Value;
 

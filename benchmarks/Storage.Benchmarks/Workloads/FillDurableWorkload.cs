@@ -118,7 +118,7 @@ internal abstract class FillDurableWorkload : IWorkload
             new("puts/s", Format.Rate(counts.FilledKeys / seconds)),
             new("device bytes written", Format.Bytes(writtenAfter - writtenBefore)),
             new("device bytes written / tx", writtenAfter - writtenBefore is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
-            new("data file size", Format.Bytes(FileSizes.Of(Path.Combine(directory, engine.DataFileName)))),
+            new("data file size", Format.Bytes(engine.DataFileBytes(directory))),
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
             new("peak RSS (process)", Format.Bytes(peakRss)),
         };
