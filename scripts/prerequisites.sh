@@ -6,6 +6,7 @@ set -euo pipefail
 need_apt=()
 have_lib() { ldconfig -p 2>/dev/null | grep -q "$1"; }
 
+# LightningDB's own liblmdb needs glibc 2.38; where glibc is older (Debian 12) LMDB runs on this one.
 have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0)
 [ -f /usr/include/liburing.h ] || need_apt+=(liburing-dev)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)

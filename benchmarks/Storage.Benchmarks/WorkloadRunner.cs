@@ -69,7 +69,7 @@ internal sealed class WorkloadRunner
 
         if (!_options.KeepDirectories && _hungEngines.Count == 0) TryDelete(runDirectory);
 
-        var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts, unavailable), context.Sections);
+        var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts, unavailable, _options.Engines.Any(engine => engine is RocksDbEngine)), context.Sections);
         _output.WriteLine();
         _output.Write(report);
         // Only a full comparison (every workload, every engine, full counts) replaces the one the README quotes.
@@ -191,7 +191,10 @@ internal sealed class WorkloadRunner
         ];
     }
 
-    private static List<string> Notes(WorkloadCounts counts, List<string> unavailable) =>
+    private const string RocksDbNote =
+        "RocksDB's \"data file size\" is the total of its SST files (closing flushes the memtable into them); its WAL, MANIFEST and LOG files count in the directory size.";
+
+    private static List<string> Notes(WorkloadCounts counts, List<string> unavailable, bool withRocksDb) =>
     [
         $"Counts: W1 and W2 {Format.Count(counts.Transactions)} transactions x {counts.PutsPerTransaction} puts (16-byte keys, 100-byte values), every commit durable; " +
         $"W1-held-reader is W1 with one idle read transaction begun before the fill and ended after {Format.Count(counts.Transactions / 5 * 4)} commits (its details give the ratio to W1 and the process's peak RSS); " +
@@ -202,6 +205,7 @@ internal sealed class WorkloadRunner
         $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first).",
         .. unavailable.Select(line => $"Not available: {line}."),
         "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
+        .. (withRocksDb ? [RocksDbNote] : Array.Empty<string>()),
         "Throughput is higher-is-better; a ratio above 1.00x means storage is faster. Write workloads include " +
         "closing the engine (final flush and sync); the clock starts once the engine is open with its tree or table created. " +
         "Each engine first runs an unmeasured warm-up: a small fill, then gets, scans and (where the engine has them) batched gets repeated for 0.75 s, so that the JIT has optimised the read paths. Gets copy the value out, for every engine. " +

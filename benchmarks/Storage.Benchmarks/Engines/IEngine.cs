@@ -6,8 +6,11 @@ internal interface IEngine
     /// <summary>The column name, as given to <c>--engines</c>.</summary>
     string Name { get; }
 
-    /// <summary>The file whose size is reported as "data file", inside the instance's directory.</summary>
-    string DataFileName { get; }
+    /// <summary>
+    /// What the report calls the data file's size, in the instance's <paramref name="directory"/>: the engine's one
+    /// data file, or the files that hold its tables where it has several (RocksDB's SSTs); null when there are none.
+    /// </summary>
+    long? DataFileBytes(string directory);
 
     /// <summary>Null when the engine can run on this machine; otherwise the cell text saying why not.</summary>
     string? UnavailableReason { get; }

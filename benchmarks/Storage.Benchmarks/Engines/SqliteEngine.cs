@@ -1,3 +1,5 @@
+using Storage.Benchmarks.Measurement;
+
 namespace Storage.Benchmarks.Engines;
 
 /// <summary>SQLite through Microsoft.Data.Sqlite: WAL, synchronous=FULL, one WITHOUT ROWID table.</summary>
@@ -5,7 +7,7 @@ internal sealed class SqliteEngine : IEngine
 {
     public string Name => "sqlite";
 
-    public string DataFileName => SqliteEngineInstance.FileName;
+    public long? DataFileBytes(string directory) => FileSizes.Of(Path.Combine(directory, SqliteEngineInstance.FileName));
 
     public string? UnavailableReason => null;
 

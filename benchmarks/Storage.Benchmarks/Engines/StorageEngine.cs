@@ -1,3 +1,4 @@
+using Storage.Benchmarks.Measurement;
 using Storage.Paging;
 
 namespace Storage.Benchmarks.Engines;
@@ -7,7 +8,7 @@ internal sealed class StorageEngine : IEngine
 {
     public string Name => "storage";
 
-    public string DataFileName => DataFile.FileName;
+    public long? DataFileBytes(string directory) => FileSizes.Of(Path.Combine(directory, DataFile.FileName));
 
     public string? UnavailableReason => null;
 

@@ -34,9 +34,9 @@ internal sealed class ColdMultiget : IWorkload
         // Unmeasured: the first cold pass after W1 wrote the files ran up to twice as fast as later ones on the
         // virtual disks this runs on (presumably a cache below the guest's page cache still holding what was just
         // written), and would favour whichever pass came first.
-        OneByOne(engine, directory, keys);
-        var single = OneByOne(engine, directory, keys);
-        var batched = Batched(engine, directory, keys);
+        OneByOne(engine, directory, keys, SingleKey, memoryLimitBytes: null);
+        var single = OneByOne(engine, directory, keys, SingleKey, memoryLimitBytes: null);
+        var batched = Batched(engine, directory, keys, BatchedKey, memoryLimitBytes: null);
         return [single, batched];
     }
 
@@ -58,9 +58,14 @@ internal sealed class ColdMultiget : IWorkload
         return keys;
     }
 
-    private static RowResult OneByOne(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys)
+    /// <summary>
+    /// One cold pass reading <paramref name="keys"/> one at a time. With <paramref name="memoryLimitBytes"/>, the engine
+    /// is opened and read inside a memory cgroup of that size (<see cref="MemoryLimit"/>).
+    /// </summary>
+    public static RowResult OneByOne(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys, string rowKey, long? memoryLimitBytes)
     {
         var dropped = PageCache.DropDirectory(directory);
+        using var limit = memoryLimitBytes is { } bytes ? MemoryLimit.Enter(bytes) : null;
         using var instance = engine.Open(directory);
         using var reader = instance.BeginRead();
         var before = DeviceIo.Snapshot();
@@ -69,20 +74,21 @@ internal sealed class ColdMultiget : IWorkload
         {
             if (!reader.TryGet(key.Span, out var length) || length != ValueSource.ValueSizeBytes)
             {
-                throw new WorkloadCheckException("A key W1 wrote was not found (or its value had the wrong size).");
+                throw new WorkloadCheckException("A key the fill wrote was not found (or its value had the wrong size).");
             }
         }
         var seconds = clock.Elapsed.TotalSeconds;
-        return Result(SingleKey, seconds, keys.Length, dropped, DeviceIo.Snapshot().Since(before));
+        return Result(rowKey, seconds, keys.Length, dropped, DeviceIo.Snapshot().Since(before), limit);
     }
 
-    private static RowResult Batched(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys)
+    /// <summary>One cold pass reading <paramref name="keys"/> as one batch; a note where the engine has no batched read API.</summary>
+    public static RowResult Batched(IEngine engine, string directory, ReadOnlyMemory<byte>[] keys, string rowKey, long? memoryLimitBytes)
     {
-        if (engine is not StorageEngine) return RowResult.Note(BatchedKey, "n/a: no batched read API");
         var dropped = PageCache.DropDirectory(directory);
+        using var limit = memoryLimitBytes is { } bytes ? MemoryLimit.Enter(bytes) : null;
         using var instance = engine.Open(directory);
         using var reader = instance.BeginRead();
-        var batchedReader = (IBatchedEngineReader)reader;
+        if (reader is not IBatchedEngineReader batchedReader) return RowResult.Note(rowKey, "n/a: no batched read API");
         var before = DeviceIo.Snapshot();
         var clock = Stopwatch.StartNew();
         var found = batchedReader.GetMany(keys, ValueSource.ValueSizeBytes, out var wrongSizes);
@@ -90,18 +96,27 @@ internal sealed class ColdMultiget : IWorkload
         var device = DeviceIo.Snapshot().Since(before);
         if (found != keys.Length || wrongSizes > 0)
         {
-            throw new WorkloadCheckException($"The batch found {found:N0} of {keys.Length:N0} keys W1 wrote, {wrongSizes:N0} with a value of the wrong size.");
+            throw new WorkloadCheckException($"The batch found {found:N0} of {keys.Length:N0} keys the fill wrote, {wrongSizes:N0} with a value of the wrong size.");
         }
-        return Result(BatchedKey, seconds, keys.Length, dropped, device);
+        return Result(rowKey, seconds, keys.Length, dropped, device, limit);
     }
 
-    private static RowResult Result(string rowKey, double seconds, int gets, long dropped, DeviceIo device) =>
-        new(rowKey, gets / seconds,
-        [
+    private static RowResult Result(string rowKey, double seconds, int gets, long dropped, DeviceIo device, MemoryLimit? limit)
+    {
+        var figures = new List<Figure>
+        {
             new("seconds", Format.Seconds(seconds)),
             new("gets", Format.Count(gets)),
             new("gets/s", Format.Rate(gets / seconds)),
             new("bytes dropped from the page cache", Format.Bytes(dropped)),
             device.ReadFigure,
-        ]);
+            new("device bytes read / get", device.ReadBytes is { } read ? Format.Count(read / gets) : "n/a"),
+        };
+        if (limit is not null)
+        {
+            figures.Add(new("memory limit (cgroup)", Format.Bytes(limit.LimitBytes)));
+            figures.Add(new("peak memory charged (page cache included)", Format.Bytes(limit.PeakBytes)));
+        }
+        return new(rowKey, gets / seconds, figures);
+    }
 }

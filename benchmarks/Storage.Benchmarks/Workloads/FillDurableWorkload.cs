@@ -119,7 +119,7 @@ internal abstract class FillDurableWorkload : IWorkload
             device.WrittenFigure,
             new("device bytes written / tx", device.WriteBytes is { } written ? Format.Count(written / counts.Transactions) : "n/a"),
             device.ReadFigure,
-            new("data file size", Format.Bytes(FileSizes.Of(Path.Combine(directory, engine.DataFileName)))),
+            new("data file size", Format.Bytes(engine.DataFileBytes(directory))),
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
             new("peak RSS (process)", Format.Bytes(peakRss)),
         };

@@ -18,6 +18,7 @@ internal static class WorkloadCatalog
         new GroupJournals(),
         new SeeksOverTime(),
         new ColdMultiget(),
+        new ColdMultigetLarge(),
     ];
 
     public static IWorkload? Find(string id) =>

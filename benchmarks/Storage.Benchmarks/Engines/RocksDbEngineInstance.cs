@@ -1,0 +1,123 @@
+using System.Globalization;
+using RocksDbSharp;
+using Storage.Benchmarks.Generators;
+using Storage.Benchmarks.Reporting;
+
+namespace Storage.Benchmarks.Engines;
+
+/// <summary>
+/// One RocksDB database with default options, WAL on: a transaction is one <see cref="WriteBatch"/> written with
+/// sync=true. Closing flushes the memtable into SST files first, as the other engines write everything into their
+/// data files when they close.
+/// </summary>
+internal sealed class RocksDbEngineInstance : IEngineInstance
+{
+    private const int Levels = 7; // RocksDB's default num_levels
+
+    private readonly DbOptions _options;
+    private readonly RocksDb _db;
+    private readonly ColumnFamilyHandle _defaultFamily;
+    private readonly WriteOptions _durable = new WriteOptions().SetSync(true);
+    private readonly WriteBatch _batch = new();
+    private IReadOnlyList<Figure> _figuresAtClose = [];
+    private bool _disposed;
+
+    public RocksDbEngineInstance(string directory)
+    {
+        Directory.CreateDirectory(directory);
+        _options = new DbOptions().SetCreateIfMissing(true);
+        // Opened with its column families (only the default one), so that the default family's handle is at hand.
+        _db = RocksDb.Open(_options, directory, new ColumnFamilies());
+        _defaultFamily = _db.GetDefaultColumnFamily();
+    }
+
+    /// <summary>Null when the native library loads and opens a throwaway database, else why not.</summary>
+    public static string? Probe()
+    {
+        var directory = Directory.CreateTempSubdirectory("rocksdb-probe-");
+        try
+        {
+            new RocksDbEngineInstance(directory.FullName).Dispose();
+            return null;
+        }
+        catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException
+            or TypeInitializationException or NativeImport.NativeLoadException or RocksDbSharpException)
+        {
+            return $"missing (could not open a throwaway database: {e.GetBaseException().Message.Split('\n')[0]})";
+        }
+        finally
+        {
+            directory.Delete(recursive: true);
+        }
+    }
+
+    public void WriteDurable(KeyValueBatch batch)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        Write(_db, _batch, _durable, batch);
+    }
+
+    private static void Write(RocksDb db, WriteBatch writeBatch, WriteOptions durable, KeyValueBatch batch)
+    {
+        writeBatch.Clear();
+        for (var i = 0; i < batch.Count; i++) writeBatch.Put(batch.Key(i), batch.Value(i));
+        db.Write(writeBatch, durable);
+    }
+
+    /// <summary>
+    /// A write batch of its own on the shared database: RocksDB groups the synced writes of concurrent writers
+    /// into one WAL write and sync itself.
+    /// </summary>
+    public IEngineWriter CreateWriter()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        return new Writer(this);
+    }
+
+    private sealed class Writer(RocksDbEngineInstance instance) : IEngineWriter
+    {
+        private readonly WriteBatch _batch = new();
+
+        public void WriteDurable(KeyValueBatch batch) => Write(instance._db, _batch, instance._durable, batch);
+
+        public void Dispose() => _batch.Dispose();
+    }
+
+    public IEngineReader BeginRead()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        return new RocksDbEngineReader(_db, _defaultFamily);
+    }
+
+    /// <summary>The SST files per level once the memtable was flushed at close.</summary>
+    public IReadOnlyList<Figure> Counters() => _figuresAtClose;
+
+    public void Dispose()
+    {
+        if (_disposed) return;
+        _disposed = true;
+        try
+        {
+            _db.Flush(new FlushOptions().SetWaitForFlush(true));
+            _figuresAtClose = SstFigures();
+        }
+        finally
+        {
+            _batch.Dispose();
+            _db.Dispose();
+        }
+    }
+
+    private List<Figure> SstFigures()
+    {
+        var perLevel = Enumerable.Range(0, Levels)
+            .Select(level => (Level: level, Files: long.Parse(_db.GetProperty($"rocksdb.num-files-at-level{level}"), CultureInfo.InvariantCulture)))
+            .ToList();
+        var bytes = long.Parse(_db.GetProperty("rocksdb.total-sst-files-size"), CultureInfo.InvariantCulture);
+        return
+        [
+            new("SST files at close (count / bytes)", $"{Format.Count(perLevel.Sum(level => level.Files))} / {Format.Bytes(bytes)}"),
+            new("SST files per level at close", string.Join(", ", perLevel.Where(level => level.Files > 0).Select(level => $"L{level.Level} {level.Files}"))),
+        ];
+    }
+}
