@@ -202,7 +202,8 @@ internal sealed class WorkloadRunner
         $"W5 {Format.Count(counts.Transactions / 10)} transactions x {counts.PutsPerTransaction * 10} puts; " +
         $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put; " +
         $"W7 9 environments x {Format.Count(counts.Transactions / 10)} transactions of 10 puts, one thread each; " +
-        $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first).",
+        $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first); " +
+        $"W9-large the same passes over {Format.Count(ColdMultigetLarge.Entries(counts))} keys (filled in transactions of 10,000 puts, not measured) with the process in a memory cgroup of {Format.Bytes(ColdMultigetLarge.LimitBytes(counts))}, so the file does not fit the page cache.",
         .. unavailable.Select(line => $"Not available: {line}."),
         "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
         .. (withRocksDb ? [RocksDbNote] : Array.Empty<string>()),
