@@ -11,8 +11,9 @@ internal sealed class LmdbEngineInstance : IEngineInstance
 {
     public const string DatabaseName = "kv";
 
-    // The map is reserved address space, not disk: the file grows with the data.
-    private const long MapSizeBytes = 4L << 30;
+    // The map is reserved address space, not disk: the file grows with the data. 64 GiB, because a reader held
+    // across W1's commits keeps LMDB from reusing the pages they free, and W1-held-reader outgrew 4 GiB.
+    private const long MapSizeBytes = 64L << 30;
     private const int MaxDatabases = 4;
 
     private readonly LightningEnvironment _environment;

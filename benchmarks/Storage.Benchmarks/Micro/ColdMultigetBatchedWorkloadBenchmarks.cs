@@ -9,40 +9,21 @@ namespace Storage.Benchmarks.Micro;
 /// call of the batched read API. Its own class because only engines whose reader has that API are listed.
 /// Run with: dotnet run -c Release --project benchmarks/Storage.Benchmarks -- --bdn --filter '*ColdMultigetBatchedWorkload*' --job short
 /// </summary>
-[MemoryDiagnoser]
-[InvocationCount(1)]
-public class ColdMultigetBatchedWorkloadBenchmarks
+public class ColdMultigetBatchedWorkloadBenchmarks : ColdMultigetWorkloadBase
 {
-    private ColdMultigetSetup? _setup;
-
     [ParamsSource(nameof(Engines))]
     public string Engine { get; set; } = "";
 
     public static IEnumerable<string> Engines() => WorkloadBenchmarkEngines.WithBatchedReader();
 
-    [ParamsSource(nameof(FilledKeyCounts))]
-    public int FilledKeys { get; set; }
-
-    public static IEnumerable<int> FilledKeyCounts() => WorkloadBenchmarkEngines.FilledKeyCounts();
-
-    [GlobalSetup]
-    public void Setup() => _setup = new ColdMultigetSetup(Engine, FilledKeys);
-
-    [GlobalCleanup]
-    public void Cleanup() => _setup?.Dispose();
-
-    [IterationSetup]
-    public void OpenCold() => _setup!.OpenCold();
-
-    [IterationCleanup]
-    public void Close() => _setup!.Close();
+    protected override string EngineName => Engine;
 
     /// <summary>10,000 cold gets in one batch, each value copied out; a missing key or a wrong size fails the case.</summary>
     [Benchmark(Description = "W9 cold-multiget batched, per 10,000 gets")]
     public int Batched()
     {
-        var reader = (IBatchedEngineReader)_setup!.Reader();
-        var keys = _setup.Keys;
+        var reader = (IBatchedEngineReader)State.Reader();
+        var keys = State.Keys;
         var found = reader.GetMany(keys, ValueSource.ValueSizeBytes, out var wrongSizes);
         if (found != keys.Length || wrongSizes > 0)
         {

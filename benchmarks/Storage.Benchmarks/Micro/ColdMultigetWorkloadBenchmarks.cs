@@ -11,41 +11,22 @@ namespace Storage.Benchmarks.Micro;
 /// iterations stand for W9's unmeasured first pass, which ran faster than later ones just after the fill.
 /// Run with: dotnet run -c Release --project benchmarks/Storage.Benchmarks -- --bdn --filter '*ColdMultigetWorkload*' --job short
 /// </summary>
-[MemoryDiagnoser]
-[InvocationCount(1)]
-public class ColdMultigetWorkloadBenchmarks
+public class ColdMultigetWorkloadBenchmarks : ColdMultigetWorkloadBase
 {
-    private ColdMultigetSetup? _setup;
-
     [ParamsSource(nameof(Engines))]
     public string Engine { get; set; } = "";
 
     public static IEnumerable<string> Engines() => WorkloadBenchmarkEngines.Available();
 
-    [ParamsSource(nameof(FilledKeyCounts))]
-    public int FilledKeys { get; set; }
-
-    public static IEnumerable<int> FilledKeyCounts() => WorkloadBenchmarkEngines.FilledKeyCounts();
-
-    [GlobalSetup]
-    public void Setup() => _setup = new ColdMultigetSetup(Engine, FilledKeys);
-
-    [GlobalCleanup]
-    public void Cleanup() => _setup?.Dispose();
-
-    [IterationSetup]
-    public void OpenCold() => _setup!.OpenCold();
-
-    [IterationCleanup]
-    public void Close() => _setup!.Close();
+    protected override string EngineName => Engine;
 
     /// <summary>10,000 cold gets, each value copied out; a missing key or a wrong size fails the case.</summary>
     [Benchmark(Description = "W9 cold-multiget one by one, per 10,000 gets")]
     public int OneByOne()
     {
-        var reader = _setup!.Reader();
+        var reader = State.Reader();
         var bytes = 0;
-        foreach (var key in _setup.Keys)
+        foreach (var key in State.Keys)
         {
             if (!reader.TryGet(key.Span, out var length) || length != ValueSource.ValueSizeBytes)
             {

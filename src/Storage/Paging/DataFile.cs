@@ -130,8 +130,10 @@ internal sealed unsafe class DataFile : IDisposable
     /// Whether the page is most likely in the page cache: read since the open, written by the flusher, or found there
     /// when its region of the file was first asked about (<see cref="PageResidency"/>). Only kept for a random-access map.
     /// </summary>
-    public bool ProbablyCached(long pageNumber) =>
-        HasBeenRead(pageNumber) || (_residency is { } residency && residency.IsResident(Volatile.Read(ref _mapping), pageNumber));
+    /// <param name="mapping">The caller's mapping (it holds a reference), which covers the page.</param>
+    /// <param name="pageNumber">The page.</param>
+    public bool ProbablyCached(DataFileMapping mapping, long pageNumber) =>
+        HasBeenRead(pageNumber) || (_residency is { } residency && residency.IsResident(mapping, pageNumber));
 
     /// <summary>
     /// Checks, once per page, that a page read through the map says it is that page, matches its checksum, and

@@ -84,7 +84,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
         // A page's first read on a random-access map: one request for the whole page, not one fault per OS page.
-        if (_dataFile.RandomAccessMap && !_dataFile.ProbablyCached(pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
+        if (_dataFile.RandomAccessMap && !_dataFile.ProbablyCached(mapping, pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
         var header = (PageHeader*)page;
         if ((header->Flags & PageFlags.Overflow) != 0 && header->OverflowSizeBytes > 0)
         {
@@ -121,7 +121,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         foreach (var run in runs)
         {
             if (run.Count < 1 || run.First < 2 || run.End > mapping.PageCount || IsInMemory(run.First)) continue;
-            if (skipCached && _dataFile.ProbablyCached(run.First) && _dataFile.ProbablyCached(run.End - 1)) continue;
+            if (skipCached && _dataFile.ProbablyCached(mapping, run.First) && _dataFile.ProbablyCached(mapping, run.End - 1)) continue;
             if (run.First <= end && end > start)
             {
                 end = Math.Max(end, run.End);
