@@ -6,8 +6,10 @@ set -euo pipefail
 need_apt=()
 have_lib() { ldconfig -p 2>/dev/null | grep -q "$1"; }
 
-# LightningDB's own liblmdb needs glibc 2.38; where glibc is older (Debian 12) LMDB runs on this one.
-have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0)
+# LightningDB carries its own liblmdb, built against glibc 2.38; where glibc is older (Debian 12 has 2.36) the
+# LMDB comparison runs on the system's liblmdb0 instead.
+glibc_minor=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}' | cut -d. -f2)
+if [ "${glibc_minor:-0}" -lt 38 ]; then have_lib 'liblmdb.so.0' || need_apt+=(liblmdb0); fi
 [ -f /usr/include/liburing.h ] || need_apt+=(liburing-dev)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
