@@ -32,7 +32,7 @@ internal sealed class WorkloadRunner
         var scratch = RepositoryPaths.Scratch(root);
         Directory.CreateDirectory(scratch);
         var mount = MountInfo.Find(scratch);
-        if (mount?.FileSystemType is "tmpfs" or "ramfs")
+        if (mount?.IsInMemory == true)
         {
             _output.WriteLine($"{scratch} is on {mount.Value.FileSystemType}: durable workloads must run on a disk. Stopping.");
             return 2;

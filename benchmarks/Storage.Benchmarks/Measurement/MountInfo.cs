@@ -3,7 +3,11 @@ namespace Storage.Benchmarks.Measurement;
 /// <summary>Which file system a path lives on, from <c>/proc/self/mountinfo</c>.</summary>
 internal static class MountInfo
 {
-    public readonly record struct Mount(string MountPoint, string FileSystemType, string Source);
+    public readonly record struct Mount(string MountPoint, string FileSystemType, string Source)
+    {
+        /// <summary>A file system in memory, where durable writes prove nothing.</summary>
+        public bool IsInMemory => FileSystemType is "tmpfs" or "ramfs";
+    }
 
     /// <summary>The mount holding <paramref name="path"/> (the longest mount point that prefixes it), or null when unknown.</summary>
     public static Mount? Find(string path)

@@ -65,7 +65,7 @@ internal static class WorkloadBenchmarkEngines
     {
         var scratch = RepositoryPaths.Scratch(RepositoryPaths.FindRoot());
         Directory.CreateDirectory(scratch);
-        if (MountInfo.Find(scratch)?.FileSystemType is "tmpfs" or "ramfs")
+        if (MountInfo.Find(scratch)?.IsInMemory == true)
         {
             throw new InvalidOperationException($"{scratch} is in memory (tmpfs): durable workloads must run on a disk.");
         }

@@ -21,13 +21,14 @@ internal sealed unsafe class DataFile : IDisposable
     private readonly object _growLock = new();
     private readonly IDataFileWriter _writer;
     private DataFileMapping _mapping;
-    private ulong[] _validated;
+    private readonly PageBitmap _validated;
     private readonly PageResidency? _residency;
+    private readonly bool _randomAccess;
 
     public DataFile(string path, SafeFileHandle handle, PlatformIo io, IFaultInjector? faults, bool randomAccess = false)
     {
         Path = path;
-        RandomAccessMap = randomAccess;
+        _randomAccess = randomAccess;
         _handle = handle;
         _faults = faults;
         Io = io;
@@ -44,16 +45,10 @@ internal sealed unsafe class DataFile : IDisposable
         // Positioned reads of the file (its header slots) then read what they ask for, as faults on the map do.
         if (randomAccess && Posix.IsSupported) Posix.PosixFAdvise(handle.DangerousGetHandle(), 0, 0, Posix.FileAdviseRandom);
         _mapping = new DataFileMapping(handle, length, randomAccess);
-        _validated = new ulong[(_mapping.PageCount + 63) / 64];
+        _validated = new PageBitmap(_mapping.PageCount);
         if (randomAccess && Posix.IsSupported) _residency = new PageResidency(_mapping.PageCount);
         _writer = io.CreateDataWriter();
     }
-
-    /// <summary>
-    /// Whether the map is advised for random access (<see cref="StorageOptions.RandomAccessMap"/>): the kernel then reads
-    /// only the faulted OS pages, so readers ask for whole pages and runs ahead of touching them.
-    /// </summary>
-    public bool RandomAccessMap { get; }
 
     /// <summary>The I/O backend the file is written through.</summary>
     public PlatformIo Io { get; }
@@ -104,10 +99,8 @@ internal sealed unsafe class DataFile : IDisposable
             target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             FileIo.SetLength(_handle, Path, target, _faults);
             _faults?.AfterSetLength(Path, target);
-            var next = new DataFileMapping(_handle, target, RandomAccessMap);
-            var validated = new ulong[(next.PageCount + 63) / 64];
-            Array.Copy(_validated, validated, _validated.Length);
-            _validated = validated;
+            var next = new DataFileMapping(_handle, target, _randomAccess);
+            _validated.Grow(next.PageCount);
             _residency?.Grow(next.PageCount);
             var old = _mapping;
             Volatile.Write(ref _mapping, next);
@@ -119,11 +112,15 @@ internal sealed unsafe class DataFile : IDisposable
     /// Whether a page has been read (and validated) through the map since the file was opened. A page read once is most
     /// likely still in the page cache, so read-ahead skips it; a page never read is asked for before it is touched.
     /// </summary>
-    public bool HasBeenRead(long pageNumber)
+    public bool HasBeenRead(long pageNumber) => _validated.Test(pageNumber);
+
+    /// <summary>
+    /// Before a page's first read through a random-access map (<see cref="StorageOptions.RandomAccessMap"/>), where the
+    /// kernel reads only the faulted OS page: asks for the whole page in one request unless it is most likely cached.
+    /// </summary>
+    public void BeforeFirstRead(DataFileMapping mapping, byte* page, long pageNumber)
     {
-        var bits = Volatile.Read(ref _validated);
-        var word = pageNumber >> 6;
-        return word < bits.Length && (Volatile.Read(ref bits[word]) & (1UL << (int)(pageNumber & 63))) != 0;
+        if (_residency is { } residency && !residency.IsResident(mapping, pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
     }
 
     /// <summary>
@@ -144,10 +141,7 @@ internal sealed unsafe class DataFile : IDisposable
     /// </summary>
     public void Validate(byte* page, long pageNumber, long mappedPages, long snapshotTransactionId)
     {
-        var bits = Volatile.Read(ref _validated);
-        var word = pageNumber >> 6;
-        var mask = 1UL << (int)(pageNumber & 63);
-        if (word < bits.Length && (Volatile.Read(ref bits[word]) & mask) != 0) return;
+        if (_validated.Test(pageNumber)) return;
 
         var header = (PageHeader*)page;
         if (header->PageNumber != pageNumber)
@@ -164,7 +158,7 @@ internal sealed unsafe class DataFile : IDisposable
             }
         }
         // On a random-access map each OS page would fault in on its own: ask for the rest of the run in one request.
-        if (runPages > 1 && RandomAccessMap) DataFileMapping.WillNeed(page + PageLayout.PageSizeBytes, (runPages - 1) * PageLayout.PageSizeBytes);
+        if (runPages > 1 && _randomAccess) DataFileMapping.WillNeed(page + PageLayout.PageSizeBytes, (runPages - 1) * PageLayout.PageSizeBytes);
         var expected = Crc32C.ComputePage(page, runPages * PageLayout.PageSizeBytes);
         if (header->Checksum != expected)
         {
@@ -176,7 +170,7 @@ internal sealed unsafe class DataFile : IDisposable
                 $"Page was written by transaction {header->TransactionId}, after the state being read (transaction {snapshotTransactionId}): the data file holds a change the journal no longer has.",
                 Path, pageNumber, pageNumber * PageLayout.PageSizeBytes);
         }
-        if (word < bits.Length) Interlocked.Or(ref bits[word], mask);
+        _validated.Set(pageNumber);
     }
 
     public int Read(long offsetBytes, Span<byte> buffer) => FileIo.Read(_handle, Path, buffer, offsetBytes);

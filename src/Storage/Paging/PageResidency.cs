@@ -15,28 +15,23 @@ internal sealed unsafe class PageResidency
     /// <summary>Pages per mincore() call: 64 MiB of the file, 16 KiB of vector for 4 KiB OS pages.</summary>
     private const int RegionPagesShift = 13;
 
-    private readonly Lock _growLock = new();
-    private ulong[] _bits;
+    private readonly PageBitmap _resident;
     private int[] _regionsRead;
 
     public PageResidency(long pageCount)
     {
-        _bits = new ulong[(pageCount + 63) / 64];
+        _resident = new PageBitmap(pageCount);
         _regionsRead = new int[(pageCount >> RegionPagesShift) + 1];
     }
 
     /// <summary>Makes room for a file grown to <paramref name="pageCount"/> pages; called under the data file's grow lock.</summary>
     public void Grow(long pageCount)
     {
-        lock (_growLock)
-        {
-            var bits = new ulong[(pageCount + 63) / 64];
-            Array.Copy(_bits, bits, Math.Min(_bits.Length, bits.Length));
-            var regions = new int[(pageCount >> RegionPagesShift) + 1];
-            Array.Copy(_regionsRead, regions, Math.Min(_regionsRead.Length, regions.Length));
-            Volatile.Write(ref _bits, bits);
-            Volatile.Write(ref _regionsRead, regions);
-        }
+        _resident.Grow(pageCount);
+        var current = Volatile.Read(ref _regionsRead);
+        var regions = new int[(pageCount >> RegionPagesShift) + 1];
+        Array.Copy(current, regions, Math.Min(current.Length, regions.Length));
+        Volatile.Write(ref _regionsRead, regions);
     }
 
     /// <summary>Whether the page is most likely cached; reads its region's residency first when nobody has yet.</summary>
@@ -45,20 +40,13 @@ internal sealed unsafe class PageResidency
         var regions = Volatile.Read(ref _regionsRead);
         var region = pageNumber >> RegionPagesShift;
         if (region < regions.Length && Volatile.Read(ref regions[region]) == 0) ReadRegion(mapping, region, regions);
-        var bits = Volatile.Read(ref _bits);
-        var word = pageNumber >> 6;
-        return word < bits.Length && (Volatile.Read(ref bits[word]) & (1UL << (int)(pageNumber & 63))) != 0;
+        return _resident.Test(pageNumber);
     }
 
-    /// <summary>The page is in the page cache now (just written, or just read).</summary>
-    public void MarkResident(long pageNumber, long pageCount = 1)
+    /// <summary>The pages are in the page cache now (just written).</summary>
+    public void MarkResident(long pageNumber, long pageCount)
     {
-        var bits = Volatile.Read(ref _bits);
-        for (var page = pageNumber; page < pageNumber + pageCount; page++)
-        {
-            var word = page >> 6;
-            if (word < bits.Length) Interlocked.Or(ref bits[word], 1UL << (int)(page & 63));
-        }
+        for (var page = pageNumber; page < pageNumber + pageCount; page++) _resident.Set(page);
     }
 
     private void ReadRegion(DataFileMapping mapping, long region, int[] regions)
@@ -69,24 +57,19 @@ internal sealed unsafe class PageResidency
         {
             var osPageBytes = Environment.SystemPageSize;
             var lengthBytes = count << PageLayout.PageSizeShift;
-            var osPages = (int)((lengthBytes + osPageBytes - 1) / osPageBytes);
-            var vector = new byte[osPages];
+            var vector = new byte[(lengthBytes + osPageBytes - 1) / osPageBytes];
             fixed (byte* v = vector)
             {
                 if (Posix.MinCore(mapping.PagePointer(first), (nuint)lengthBytes, v) != 0) Array.Clear(vector);
             }
-            var bits = Volatile.Read(ref _bits);
             for (long page = 0; page < count; page++)
             {
                 // Resident when every OS page it spans is.
                 var start = (page << PageLayout.PageSizeShift) / osPageBytes;
                 var end = (((page + 1) << PageLayout.PageSizeShift) - 1) / osPageBytes;
                 var resident = true;
-                for (var os = start; os <= end && resident; os++) resident = (vector[(int)os] & 1) != 0;
-                if (!resident) continue;
-                var pageNumber = first + page;
-                var word = pageNumber >> 6;
-                if (word < bits.Length) Interlocked.Or(ref bits[word], 1UL << (int)(pageNumber & 63));
+                for (var os = start; os <= end && resident; os++) resident = (vector[os] & 1) != 0;
+                if (resident) _resident.Set(first + page);
             }
         }
         Volatile.Write(ref regions[region], 1);

@@ -83,8 +83,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         var mapping = _mapping!;
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
-        // A page's first read on a random-access map: one request for the whole page, not one fault per OS page.
-        if (_dataFile.RandomAccessMap && !_dataFile.ProbablyCached(mapping, pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);
+        // One test on the hot path: a page read before was checked then, and is most likely cached.
+        var firstRead = !_dataFile.HasBeenRead(pageNumber);
+        if (firstRead) _dataFile.BeforeFirstRead(mapping, page, pageNumber);
         var header = (PageHeader*)page;
         if ((header->Flags & PageFlags.Overflow) != 0 && header->OverflowSizeBytes > 0)
         {
@@ -96,7 +97,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
                 page = mapping.PagePointer(pageNumber);
             }
         }
-        _dataFile.Validate(page, pageNumber, mapping.PageCount, State.TransactionId);
+        if (firstRead) _dataFile.Validate(page, pageNumber, mapping.PageCount, State.TransactionId);
         return page;
     }
 

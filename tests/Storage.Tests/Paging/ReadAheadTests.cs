@@ -23,9 +23,7 @@ public sealed unsafe partial class ReadAheadTests
     public void A_cold_point_lookup_reads_about_the_pages_it_touches()
     {
         if (!OperatingSystem.IsLinux()) return;
-        using var dir = new TempDirectory("readahead");
-        Fill(dir.Path);
-        var dataPath = Path.Combine(dir.Path, "data.storage");
+        using var dir = FilledDirectory(out var dataPath);
         var fileOsPages = new FileInfo(dataPath).Length / Environment.SystemPageSize;
 
         DropFromPageCache(dataPath);
@@ -47,9 +45,7 @@ public sealed unsafe partial class ReadAheadTests
     public void Without_the_random_access_advice_the_kernel_reads_ahead_around_a_fault()
     {
         if (!OperatingSystem.IsLinux()) return;
-        using var dir = new TempDirectory("readahead");
-        Fill(dir.Path);
-        var dataPath = Path.Combine(dir.Path, "data.storage");
+        using var dir = FilledDirectory(out var dataPath);
         var readAheadBytes = DeviceReadAheadBytes(dataPath);
         if (readAheadBytes is null or < 64 * 1024) return; // A device that reads nothing ahead cannot show the difference.
 
@@ -65,9 +61,7 @@ public sealed unsafe partial class ReadAheadTests
     public void A_cursor_asks_for_the_leaves_ahead_of_it_in_either_direction()
     {
         if (!OperatingSystem.IsLinux()) return;
-        using var dir = new TempDirectory("readahead");
-        Fill(dir.Path);
-        var dataPath = Path.Combine(dir.Path, "data.storage");
+        using var dir = FilledDirectory(out var dataPath);
 
         foreach (var forward in new[] { true, false })
         {
@@ -94,6 +88,15 @@ public sealed unsafe partial class ReadAheadTests
             while (forward ? cursor.MoveNext() : cursor.MovePrevious()) count++;
             Assert.Equal(Entries - 60, count);
         }
+    }
+
+    /// <summary>A new directory holding an environment of <see cref="Entries"/> entries, closed; its data file's path.</summary>
+    private static TempDirectory FilledDirectory(out string dataPath)
+    {
+        var dir = new TempDirectory("readahead");
+        Fill(dir.Path);
+        dataPath = Path.Combine(dir.Path, "data.storage");
+        return dir;
     }
 
     private static void Fill(string directory)
