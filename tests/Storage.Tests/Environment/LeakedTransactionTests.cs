@@ -5,8 +5,10 @@ using static Storage.Tests.Support.EnvHelpers;
 namespace Storage.Tests.EnvironmentTests;
 
 /// <summary>
-/// Transactions dropped without Dispose. Each is begun in a method of its own (not inlined), so that nothing in the
-/// test keeps it reachable; a full collection and the finalizers then find it.
+/// Transactions dropped without Dispose. Each is begun in a method of its own (not inlined), so that no stack slot of
+/// the test refers to it. A <see cref="StrongBox{T}"/> holds it while the test checks what a live leak does (a
+/// collection from anywhere in the process could otherwise finalize it early); once the box is emptied, a full
+/// collection and the finalizers find it.
 /// </summary>
 public sealed class A_transaction_that_is_never_disposed
 {
@@ -17,11 +19,12 @@ public sealed class A_transaction_that_is_never_disposed
         var leaks = new List<LeakedTransaction>();
         using var env = StorageEnvironment.Open(dir.Path, QuietOptions.Value with { OnTransactionLeaked = leak => { lock (leaks) leaks.Add(leak); } });
         PutAndCommit(env, "t", ("a", "1"));
-        var leakedId = LeakReader(env);
+        var held = new StrongBox<object?>();
+        var leakedId = LeakReader(env, held);
         PutAndCommit(env, "t", ("a", "2"));
         Assert.Equal(leakedId, env.GetStats().OldestReaderTransactionId);
 
-        CollectAndFinalize();
+        CollectAndFinalize(held);
 
         var stats = env.GetStats();
         Assert.Equal(1, stats.LeakedTransactions);
@@ -46,14 +49,15 @@ public sealed class A_transaction_that_is_never_disposed
         var options = QuietOptions.Value with { TrackTransactionStacks = true, OnTransactionLeaked = leak => { lock (leaks) leaks.Add(leak); } };
         using var env = StorageEnvironment.Open(dir.Path, options);
         PutAndCommit(env, "t", ("a", "committed"));
-        LeakWriter(env, commit: false);
+        var held = new StrongBox<object?>();
+        LeakWriter(env, commit: false, held);
 
         // While it is reachable from nowhere but not yet collected, the lock is held; the timeout says where it was taken.
         var timeout = Assert.Throws<StorageException>(() => env.BeginWrite(TimeSpan.Zero));
         Assert.Equal(StorageErrorCode.WriteTransactionTimeout, timeout.ErrorCode);
         Assert.Contains(nameof(LeakWriter), timeout.Message);
 
-        CollectAndFinalize();
+        CollectAndFinalize(held);
 
         using (var tx = env.BeginWrite(TimeSpan.Zero))
         {
@@ -76,11 +80,12 @@ public sealed class A_transaction_that_is_never_disposed
     {
         using var dir = new TempDirectory();
         using var env = StorageEnvironment.Open(dir.Path, QuietOptions.Value);
-        LeakWriter(env, commit: true);
+        var held = new StrongBox<object?>();
+        LeakWriter(env, commit: true, held);
         var timeout = Assert.Throws<StorageException>(() => env.BeginWrite(TimeSpan.Zero));
         Assert.Contains(nameof(StorageOptions.TrackTransactionStacks), timeout.Message);
 
-        CollectAndFinalize();
+        CollectAndFinalize(held);
 
         using var tx = env.BeginWrite(TimeSpan.Zero);
         Assert.Equal("x"u8.ToArray(), tx.OpenTree("t").Get(TestData.Key("uncommitted")));
@@ -93,34 +98,38 @@ public sealed class A_transaction_that_is_never_disposed
         using var dir = new TempDirectory();
         var env = StorageEnvironment.Open(dir.Path, TestOptions.Small);
         PutAndCommit(env, "t", ("a", "1"));
-        LeakReader(env);
+        var held = new StrongBox<object?>();
+        LeakReader(env, held);
         env.Dispose();
         Assert.Equal(StorageErrorCode.EnvironmentLocked, Assert.Throws<StorageException>(() => StorageEnvironment.Open(dir.Path, TestOptions.Small)).ErrorCode);
 
-        CollectAndFinalize();
+        CollectAndFinalize(held);
 
         using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
         Assert.Equal("1", GetString(reopened, "t", "a"));
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static long LeakReader(StorageEnvironment env)
+    private static long LeakReader(StorageEnvironment env, StrongBox<object?> held)
     {
         var tx = env.BeginRead();
+        held.Value = tx;
         tx.OpenTree("t").Get(TestData.Key("a"));
         return tx.TransactionId;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void LeakWriter(StorageEnvironment env, bool commit)
+    private static void LeakWriter(StorageEnvironment env, bool commit, StrongBox<object?> held)
     {
         var tx = env.BeginWrite();
+        held.Value = tx;
         tx.OpenOrCreateTree("t").Put(TestData.Key("uncommitted"), TestData.Value("x"));
         if (commit) tx.Commit();
     }
 
-    private static void CollectAndFinalize()
+    private static void CollectAndFinalize(StrongBox<object?> held)
     {
+        held.Value = null;
         GC.Collect();
         GC.WaitForPendingFinalizers();
         GC.Collect();
