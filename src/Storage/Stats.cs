@@ -31,6 +31,73 @@ public readonly record struct CommitStats
     public bool Compressed { get; init; }
 }
 
+/// <summary>
+/// Where the time of committed write transactions went, summed over all of them since open. The phases in order:
+/// waiting for the write lock, the caller's work between begin and commit (tree changes, which include the page
+/// copies), then the commit: checksums, diffs, finishing the entry (compression when it pays, the entry checksum),
+/// making room in the journal, the durable write, and publishing (of which waiting for the lock the flusher holds).
+/// </summary>
+public readonly record struct CommitPhaseTimes
+{
+    /// <summary>Committed write transactions that wrote a journal entry.</summary>
+    public long Transactions { get; init; }
+
+    /// <summary><see cref="StorageEnvironment.BeginWrite"/> waiting for the write transaction before it.</summary>
+    public TimeSpan WriteLockWait { get; init; }
+
+    /// <summary>From begin to commit: the caller's reads and changes (including <see cref="PageCopies"/>).</summary>
+    public TimeSpan TransactionBody { get; init; }
+
+    /// <summary>Copies of committed pages into scratch memory before their first change (part of <see cref="TransactionBody"/>).</summary>
+    public TimeSpan PageCopies { get; init; }
+
+    /// <summary>Stamping each changed page with its transaction and checksum.</summary>
+    public TimeSpan Checksums { get; init; }
+
+    /// <summary>Encoding each changed page as its difference from the version before.</summary>
+    public TimeSpan Diffs { get; init; }
+
+    /// <summary>Compressing the entry (when that pays) and its checksum.</summary>
+    public TimeSpan EntryFinish { get; init; }
+
+    /// <summary>Making room in the journal: moving to a spare file, or creating one when none is ready.</summary>
+    public TimeSpan JournalSwitches { get; init; }
+
+    /// <summary>The journal writes, until durable.</summary>
+    public TimeSpan DurableWrites { get; init; }
+
+    /// <summary>Waiting for the lock a flush holds while it chooses what to write (part of <see cref="Publish"/>).</summary>
+    public TimeSpan PruneLockWait { get; init; }
+
+    /// <summary>Making the commit visible: page table, free space, state, and giving back versions no snapshot reads.</summary>
+    public TimeSpan Publish { get; init; }
+}
+
+/// <summary>A distribution of durations: count, mean, percentiles (within about 3%) and maximum.</summary>
+public readonly record struct LatencySummary
+{
+    /// <summary>Durations recorded.</summary>
+    public long Count { get; init; }
+
+    /// <summary>The average.</summary>
+    public TimeSpan Mean { get; init; }
+
+    /// <summary>The median.</summary>
+    public TimeSpan P50 { get; init; }
+
+    /// <summary>90th percentile.</summary>
+    public TimeSpan P90 { get; init; }
+
+    /// <summary>99th percentile.</summary>
+    public TimeSpan P99 { get; init; }
+
+    /// <summary>99.9th percentile.</summary>
+    public TimeSpan P999 { get; init; }
+
+    /// <summary>The longest.</summary>
+    public TimeSpan Max { get; init; }
+}
+
 /// <summary>One flush of committed page versions to the data file.</summary>
 public readonly record struct FlushStats
 {
@@ -177,6 +244,15 @@ public readonly record struct EnvironmentStats
 
     /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
     public RecoveryStats Recovery { get; init; }
+
+    /// <summary>Where the time of write transactions went since open, phase by phase.</summary>
+    public CommitPhaseTimes CommitPhases { get; init; }
+
+    /// <summary>How long <see cref="WriteTransaction.Commit"/> took, for commits that wrote an entry.</summary>
+    public LatencySummary CommitLatency { get; init; }
+
+    /// <summary>How long each durable journal write took.</summary>
+    public LatencySummary JournalWriteLatency { get; init; }
 }
 
 /// <summary>What the open of an environment recovered from its journal, and what it had to give up.</summary>

@@ -1,3 +1,4 @@
+using Storage.Diagnostics;
 using Storage.Environments;
 using Storage.Journal;
 using Storage.Paging;
@@ -12,11 +13,14 @@ public sealed partial class StorageEnvironment
     /// </summary>
     internal unsafe CommitStats Commit(WriteTransaction transaction)
     {
+        var commitStarted = CommitProfile.Now();
         EnsureWritable();
         var pages = transaction.Pages;
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
         ReaderMonitor.ThrowIfCommitsRefused();
+        var profile = Profile;
+        long checksumTicks = 0, diffTicks = 0;
 
         var transactionId = transaction.TransactionId;
         var root = transaction.RootState.ToHeader();
@@ -30,16 +34,21 @@ public sealed partial class StorageEnvironment
         {
             if (page.IsFreed) continue;
             // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
+            var stampStarted = CommitProfile.Now();
             DataFile.Stamp(page.Buffer, transactionId);
+            var stamped = CommitProfile.Now();
+            checksumTicks += stamped - stampStarted;
             var header = (PageHeader*)page.Buffer.Pointer;
             if (page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0)
             {
                 var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
                 _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
+                diffTicks += CommitProfile.Now() - stamped;
                 overflows += page.Buffer.PageCount;
                 continue;
             }
             _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, page.IsNew ? PageDiff.ZeroPage : page.Original, page.IsNew);
+            diffTicks += CommitProfile.Now() - stamped;
             if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
             else if ((header->Flags & PageFlags.Branch) != 0) branches++;
             else others++;
@@ -51,14 +60,16 @@ public sealed partial class StorageEnvironment
             throw new StorageException(StorageErrorCode.TransactionTooLarge,
                 $"The transaction changes {uncompressed:N0} bytes of pages; one transaction may change at most {Options.MaxTransactionPayloadBytes:N0}. Nothing was written.");
         }
+        var finishStarted = CommitProfile.Now();
         var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root);
         var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
 
         // Making room may create a journal file; if that fails (a full disk), nothing of this entry was
         // written and the environment stays usable: only this transaction fails.
+        var reserveStarted = CommitProfile.Now();
         Journal.Reserve(length, transactionId);
         (long FileNumber, long OffsetBytes) position;
-        var writeStarted = CompressionPolicy.Now();
+        var writeStarted = CommitProfile.Now();
         try
         {
             position = Journal.Write((byte*)entry, length);
@@ -69,7 +80,8 @@ public sealed partial class StorageEnvironment
             Poison(e);
             throw;
         }
-        _entryBuilder.Compression.RecordWrite(length, CompressionPolicy.Now() - writeStarted);
+        var written = CommitProfile.Now();
+        _entryBuilder.Compression.RecordWrite(length, written - writeStarted);
         if (length > 16 << 20) _entryBuilder.Trim();
 
         // Durable: publish. Nothing below does I/O or can fail.
@@ -83,7 +95,7 @@ public sealed partial class StorageEnvironment
         // A full fence: a reader that registers on the old state is then visible in the slots read below.
         Interlocked.Exchange(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
         pages.ReleaseSnapshot();
-        PruneSupersededVersions(dirty, transactionId);
+        var pruneLockWait = PruneSupersededVersions(dirty, transactionId);
         dirty.Clear();
 
         var stats = new CommitStats
@@ -100,6 +112,20 @@ public sealed partial class StorageEnvironment
         Interlocked.Increment(ref _commits);
         Interlocked.Add(ref _pagesModified, stats.PagesModified);
         _flusher.NoteCommit(length);
+
+        var ended = CommitProfile.Now();
+        Interlocked.Increment(ref profile.Transactions);
+        CommitProfile.Add(ref profile.BodyTicks, transaction.BeganTimestamp, commitStarted);
+        Interlocked.Add(ref profile.ChecksumTicks, checksumTicks);
+        Interlocked.Add(ref profile.DiffTicks, diffTicks);
+        CommitProfile.Add(ref profile.FinishTicks, finishStarted, reserveStarted);
+        CommitProfile.Add(ref profile.SwitchTicks, reserveStarted, writeStarted);
+        CommitProfile.Add(ref profile.WriteTicks, writeStarted, written);
+        Interlocked.Add(ref profile.PruneLockWaitTicks, pruneLockWait);
+        CommitProfile.Add(ref profile.PublishTicks, written, ended);
+        profile.CommitLatency.Record(ended - commitStarted);
+        profile.JournalWriteLatency.Record(written - writeStarted);
+        _metrics.RecordCommit(ended - commitStarted, written - writeStarted);
         return stats;
     }
 
@@ -110,10 +136,14 @@ public sealed partial class StorageEnvironment
     /// reach (see <see cref="PageTable.Prune"/>), so its buffer is reused at once; buffers the flusher
     /// removed wait for their epoch in the reclaimer.
     /// </summary>
-    private void PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, long transactionId)
+    /// <returns>The ticks spent waiting for <see cref="PruneLock"/>.</returns>
+    private long PruneSupersededVersions(Dictionary<long, Transactions.DirtyPage> dirty, long transactionId)
     {
+        var waitStarted = CommitProfile.Now();
+        long waited;
         lock (PruneLock)
         {
+            waited = CommitProfile.Now() - waitStarted;
             // This commit's state is published (with a full fence) before the slots are read.
             Readers.CollectSnapshots(_snapshots);
             var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
@@ -125,6 +155,7 @@ public sealed partial class StorageEnvironment
         foreach (var buffer in _pruned) Scratch.Return(buffer, onWriter: true);
         _pruned.Clear();
         if (Reclaimer.HasWaiting) Reclaimer.Reclaim(Readers.ReclaimableEpoch(), onWriter: true);
+        return waited;
     }
 
     /// <summary>

@@ -25,6 +25,9 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly List<ScratchBuffer> _pruned = [];
     private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;
+
+    /// <summary>Where write transactions spend their time (<see cref="EnvironmentStats.CommitPhases"/>).</summary>
+    internal Diagnostics.CommitProfile Profile { get; } = new();
     private EnvironmentState _state;
     private int _lifetimeReferences = 1;
     private volatile bool _disposed;
@@ -449,8 +452,9 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         EnsureWritable();
         var beganAt = TransactionOrigin.Capture(Options);
+        var waitStarted = Diagnostics.CommitProfile.Now();
         if (!_writeLock.Wait(timeout ?? Options.WriteTransactionTimeout)) ThrowWriteTimeout();
-        return StartWrite(beganAt);
+        return StartWrite(beganAt, waitStarted);
     }
 
     /// <summary>Says how long the running write transaction has been open and, when stacks are tracked, where it was begun.</summary>
@@ -467,11 +471,12 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         EnsureWritable();
         var beganAt = TransactionOrigin.Capture(Options);
+        var waitStarted = Diagnostics.CommitProfile.Now();
         await _writeLock.WaitAsync(cancellationToken).ConfigureAwait(false);
-        return StartWrite(beganAt);
+        return StartWrite(beganAt, waitStarted);
     }
 
-    private WriteTransaction StartWrite(StackTrace? beganAt)
+    private WriteTransaction StartWrite(StackTrace? beganAt, long waitStarted)
     {
         try
         {
@@ -484,6 +489,7 @@ public sealed partial class StorageEnvironment : IDisposable
             throw;
         }
         var began = Stopwatch.GetTimestamp();
+        Diagnostics.CommitProfile.Add(ref Profile.WriteLockWaitTicks, waitStarted, began);
         Volatile.Write(ref _writerBeganAt, beganAt);
         Volatile.Write(ref _writerBeganTimestamp, began);
         var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
@@ -599,6 +605,9 @@ public sealed partial class StorageEnvironment : IDisposable
             LeakedTransactions = ReaderMonitor.Leaked,
             IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
+            CommitPhases = Profile.Snapshot(),
+            CommitLatency = Profile.CommitLatency.Summarize(),
+            JournalWriteLatency = Profile.JournalWriteLatency.Summarize(),
         };
     }
 

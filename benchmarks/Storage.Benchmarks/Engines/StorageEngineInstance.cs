@@ -18,6 +18,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
     private readonly RunningStatistics _journalBytes = new();
     private readonly System.Collections.Concurrent.ConcurrentQueue<FlushStats> _flushLog = new();
     private long _compressedCommits;
+    private long _allocatedBytes;
     private long _flushes;
     private long _flushedPages;
     private long _flushRuns;
@@ -44,12 +45,14 @@ internal sealed class StorageEngineInstance : IEngineInstance
     public void WriteDurable(KeyValueBatch batch)
     {
         CommitStats stats;
+        var allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
         using (var tx = _environment.BeginWrite())
         {
             var tree = tx.OpenTree(TreeName);
             for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
             stats = tx.Commit();
         }
+        _allocatedBytes += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
         _pagesModified.Add(stats.PagesModified);
         _leafPages.Add(stats.LeafPages);
         _branchPages.Add(stats.BranchPages);
@@ -91,6 +94,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
             figures.Add(new("leaf / branch / overflow / other pages / tx (avg)", $"{Format.Decimal(_leafPages.Mean)} / {Format.Decimal(_branchPages.Mean)} / {Format.Decimal(_overflowPages.Mean)} / {Format.Decimal(_otherPages.Mean)}"));
             figures.Add(new("journal bytes / tx (avg)", Format.Count((long)Math.Round(_journalBytes.Mean))));
             figures.Add(new("compressed journal entries", Format.Count(_compressedCommits)));
+            figures.Add(new("managed bytes allocated / tx (avg)", Format.Count((long)Math.Round(_allocatedBytes / (double)_pagesModified.Count))));
         }
         figures.Add(new("flushes (count / pages / runs)", $"{Format.Count(Interlocked.Read(ref _flushes))} / {Format.Count(Interlocked.Read(ref _flushedPages))} / {Format.Count(Interlocked.Read(ref _flushRuns))}"));
         figures.Add(new("flushed bytes", Format.Bytes(Interlocked.Read(ref _flushedBytes))));
@@ -99,8 +103,27 @@ internal sealed class StorageEngineInstance : IEngineInstance
             figures.Add(new("journal writes / bytes (before dispose)", $"{Format.Count(stats.JournalWrites)} / {Format.Bytes(stats.JournalBytes)}"));
             figures.Add(new("data file syncs (before dispose)", Format.Count(stats.Syncs)));
             figures.Add(new("journal direct I/O", stats.JournalDirectIo ? "yes" : "no"));
+            if (stats.CommitLatency.Count > 0)
+            {
+                figures.Add(new("commit latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.CommitLatency)));
+                figures.Add(new("journal write latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.JournalWriteLatency)));
+                figures.AddRange(CommitPhaseFigures(stats.CommitPhases));
+            }
         }
         return figures;
+    }
+
+    /// <summary>
+    /// The average write transaction, phase by phase, in microseconds (<see cref="CommitPhaseTimes"/>); what is left of
+    /// the workload's time is the caller's own work between transactions and the final flush at dispose.
+    /// </summary>
+    private static IEnumerable<Figure> CommitPhaseFigures(CommitPhaseTimes phases)
+    {
+        var n = Math.Max(1, phases.Transactions);
+        string Us(TimeSpan t) => Format.Decimal(t.TotalMicroseconds / n);
+        yield return new("per tx, us: write lock wait / body (of which page copies)", $"{Us(phases.WriteLockWait)} / {Us(phases.TransactionBody)} ({Us(phases.PageCopies)})");
+        yield return new("per tx, us: checksums / diffs / entry finish", $"{Us(phases.Checksums)} / {Us(phases.Diffs)} / {Us(phases.EntryFinish)}");
+        yield return new("per tx, us: journal switch / durable write / publish (of which flush lock wait)", $"{Us(phases.JournalSwitches)} / {Us(phases.DurableWrites)} / {Us(phases.Publish)} ({Us(phases.PruneLockWait)})");
     }
 
     public void Dispose()

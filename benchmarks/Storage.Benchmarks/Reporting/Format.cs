@@ -16,6 +16,11 @@ internal static class Format
 
     public static string Seconds(double seconds) => seconds.ToString("N3", s_culture);
 
+    public static string Milliseconds(TimeSpan time) => time.TotalMilliseconds.ToString("N3", s_culture);
+
+    public static string Latencies(LatencySummary latency) =>
+        $"{Milliseconds(latency.P50)} / {Milliseconds(latency.P99)} / {Milliseconds(latency.P999)} / {Milliseconds(latency.Max)}";
+
     public static string Ratio(double ratio) => ratio.ToString("N2", s_culture) + "x";
 
     public static string Bytes(long bytes) => $"{Count(bytes)} ({Binary(bytes)})";

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 
 namespace Storage.Diagnostics;
@@ -14,6 +15,8 @@ internal sealed class StorageMetrics : IDisposable
     public const string MeterName = "Storage";
 
     private readonly Meter _meter;
+    private readonly Histogram<double> _commitDuration;
+    private readonly Histogram<double> _journalWriteDuration;
 
     public StorageMetrics(StorageEnvironment environment)
     {
@@ -38,8 +41,34 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableCounter("storage.readers.ended", () => stats().ReadersEnded, "{transaction}", "Read transactions ended by the reader limit policy");
         _meter.CreateObservableCounter("storage.commits.refused", () => stats().CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
         _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
+        _commitDuration = _meter.CreateHistogram<double>("storage.commit.duration", "s", "How long each commit that wrote a journal entry took, until durable");
+        _journalWriteDuration = _meter.CreateHistogram<double>("storage.journal.write.duration", "s", "How long each durable journal write took");
+        _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
+
+    /// <summary>Records one commit's duration and its journal write's, both in <see cref="Stopwatch"/> ticks (nothing happens unless a listener is on).</summary>
+    public void RecordCommit(long commitTicks, long journalWriteTicks)
+    {
+        if (_commitDuration.Enabled) _commitDuration.Record(commitTicks / (double)Stopwatch.Frequency);
+        if (_journalWriteDuration.Enabled) _journalWriteDuration.Record(journalWriteTicks / (double)Stopwatch.Frequency);
+    }
+
+    private static IEnumerable<Measurement<double>> PhaseMeasurements(CommitPhaseTimes phases)
+    {
+        yield return Phase("write_lock_wait", phases.WriteLockWait);
+        yield return Phase("transaction_body", phases.TransactionBody);
+        yield return Phase("page_copies", phases.PageCopies);
+        yield return Phase("checksums", phases.Checksums);
+        yield return Phase("diffs", phases.Diffs);
+        yield return Phase("entry_finish", phases.EntryFinish);
+        yield return Phase("journal_switches", phases.JournalSwitches);
+        yield return Phase("durable_writes", phases.DurableWrites);
+        yield return Phase("prune_lock_wait", phases.PruneLockWait);
+        yield return Phase("publish", phases.Publish);
+    }
+
+    private static Measurement<double> Phase(string name, TimeSpan time) => new(time.TotalSeconds, new KeyValuePair<string, object?>("storage.phase", name));
 
     public void Dispose() => _meter.Dispose();
 }

@@ -164,10 +164,12 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         }
         try
         {
+            var started = Diagnostics.CommitProfile.Now();
             var original = GetCommitted(pageNumber, 1);
             var buffer = _env.Scratch.Rent(1);
             Buffer.MemoryCopy(original, buffer.Pointer, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
             dirty = new DirtyPage { Buffer = buffer, Original = original };
+            Diagnostics.CommitProfile.Add(ref _env.Profile.PageCopyTicks, started, Diagnostics.CommitProfile.Now());
             return buffer.Pointer;
         }
         catch
