@@ -141,6 +141,7 @@ internal sealed class Flusher : IDisposable
                 throw;
             }
             _env.Reclaimer.Reclaim(_env.Readers.ReclaimableEpoch(), onWriter: false);
+            _env.Scratch.DecommitExcess();
         }
     }
 

@@ -11,7 +11,8 @@ namespace Storage.Paging;
 /// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
 /// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
 /// Buffers freed on other threads (the flusher) go through a concurrent queue.
-/// Single native pages come from a <see cref="ScratchArena"/>; those the pool does not keep go back to the kernel.
+/// Single native pages come from a <see cref="ScratchArena"/>; those the pool does not keep go back to the kernel in
+/// batches, on the flusher's thread (<see cref="DecommitExcess"/>), never one system call per page on the writer's.
 /// While <see cref="Spilling"/> is on (scratch is past its budget and snapshots keep it there), single pages come
 /// from the <see cref="ScratchFile"/> instead, and native pages given back are handed back rather than kept.
 /// </remarks>
@@ -26,6 +27,7 @@ internal sealed class ScratchPool : IDisposable
     private readonly bool _poisonReturned;
     private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
     private readonly ScratchArena _arena = new();
+    private readonly List<ScratchBuffer> _excess = [];
     private int _sharedCount;
     private long _bytesInUse;
 
@@ -71,6 +73,16 @@ internal sealed class ScratchPool : IDisposable
                 Interlocked.Decrement(ref _sharedCount);
                 return pooled;
             }
+            lock (_excess)
+            {
+                // Still resident: cheaper than a page the kernel must fault in and zero again.
+                if (_excess.Count > 0)
+                {
+                    var last = _excess[^1];
+                    _excess.RemoveAt(_excess.Count - 1);
+                    return last;
+                }
+            }
             return _arena.Rent();
         }
         return new ScratchBuffer(pageCount);
@@ -100,14 +112,44 @@ internal sealed class ScratchPool : IDisposable
             }
             Interlocked.Decrement(ref _sharedCount);
         }
-        if (buffer.Arena is { } arena) arena.Decommit(buffer);
-        else buffer.Release();
+        if (buffer.Arena is not null)
+        {
+            // Handed back to the kernel later, in address order and in runs, by DecommitExcess (off the commit path).
+            lock (_excess) _excess.Add(buffer);
+        }
+        else
+        {
+            buffer.Release();
+        }
+    }
+
+    /// <summary>Pages given back past what the pool keeps, waiting for <see cref="DecommitExcess"/>.</summary>
+    public int ExcessPages
+    {
+        get
+        {
+            lock (_excess) return _excess.Count;
+        }
+    }
+
+    /// <summary>Hands the pages the pool does not keep back to the kernel, in runs. Called by the flusher.</summary>
+    public void DecommitExcess()
+    {
+        List<ScratchBuffer> pages;
+        lock (_excess)
+        {
+            if (_excess.Count == 0) return;
+            pages = [.. _excess];
+            _excess.Clear();
+        }
+        _arena.Decommit(pages);
     }
 
     public void Dispose()
     {
         while (_writerStack.TryPop(out var b)) b.Release();
         while (_shared.TryDequeue(out var b)) b.Release();
+        lock (_excess) _excess.Clear();
         _arena.Dispose();
         SpillFile?.Dispose();
     }
