@@ -11,7 +11,7 @@ public enum ReaderLimitPolicy
     None = 0,
 
     /// <summary>
-    /// <see cref="WriteTransaction.Commit"/> fails with <see cref="StorageErrorCode.ReaderLimitExceeded"/> (nothing is
+    /// <see cref="WriteTransaction.Commit()"/> fails with <see cref="StorageErrorCode.ReaderLimitExceeded"/> (nothing is
     /// written) until the reader ends or falls back under the limit. Readers are never disturbed.
     /// </summary>
     FailCommits,

@@ -29,6 +29,23 @@ public readonly record struct CommitStats
 
     /// <summary>Whether the entry was compressed.</summary>
     public bool Compressed { get; init; }
+
+    /// <summary>Whether the transaction was durable when the commit returned (always, unless committed <see cref="CommitDurability.Lazy"/>).</summary>
+    public bool IsDurable { get; init; }
+}
+
+/// <summary>When a commit returns, relative to its journal entry reaching the disk.</summary>
+public enum CommitDurability
+{
+    /// <summary>Returns once the transaction would survive power loss (its journal entry is durable).</summary>
+    Durable,
+
+    /// <summary>
+    /// Returns once the transaction is visible; its journal entry is written, durably, with the next durable commit or
+    /// within <see cref="StorageOptions.LazyCommitDelay"/>, whichever comes first. A crash before then loses it (and the
+    /// lazy commits after it), never part of a transaction and never a commit before it. For bulk loads.
+    /// </summary>
+    Lazy,
 }
 
 /// <summary>
@@ -184,6 +201,9 @@ public readonly record struct EnvironmentStats
     /// <summary>Data file syncs (each followed by a header write) since open.</summary>
     public long Syncs { get; init; }
 
+    /// <summary>The last transaction whose journal entry is durable (behind <see cref="LastTransactionId"/> only while lazy commits wait).</summary>
+    public long LastDurableTransactionId { get; init; }
+
     /// <summary>The last transaction known to be in the synced data file.</summary>
     public long LastSyncedTransactionId { get; init; }
 
@@ -248,7 +268,7 @@ public readonly record struct EnvironmentStats
     /// <summary>Where the time of write transactions went since open, phase by phase.</summary>
     public CommitPhaseTimes CommitPhases { get; init; }
 
-    /// <summary>How long <see cref="WriteTransaction.Commit"/> took, for commits that wrote an entry.</summary>
+    /// <summary>How long <see cref="WriteTransaction.Commit()"/> took, for commits that wrote an entry.</summary>
     public LatencySummary CommitLatency { get; init; }
 
     /// <summary>How long each durable journal write took.</summary>

@@ -11,7 +11,7 @@ public sealed partial class StorageEnvironment
     /// The critical lane: one journal entry of page diffs, one durable write, then publish. Runs on the
     /// committing thread with the write lock held.
     /// </summary>
-    internal unsafe CommitStats Commit(WriteTransaction transaction)
+    internal unsafe CommitStats Commit(WriteTransaction transaction, CommitDurability durability)
     {
         var commitStarted = CommitProfile.Now();
         EnsureWritable();
@@ -69,19 +69,30 @@ public sealed partial class StorageEnvironment
         var reserveStarted = CommitProfile.Now();
         Journal.Reserve(length, transactionId);
         (long FileNumber, long OffsetBytes) position;
+        var lazy = durability == CommitDurability.Lazy;
         var writeStarted = CommitProfile.Now();
-        try
+        if (lazy)
         {
-            position = Journal.Write((byte*)entry, length);
+            var first = !Journal.HasLazyEntries;
+            position = Journal.Append((byte*)entry, length, transactionId);
+            // The flusher writes the entries when the first has waited long enough.
+            if (first) _flusher.Wake();
         }
-        catch (Exception e)
+        else
         {
-            // Whether any of the entry reached the disk is unknown; the journal position is no longer trustworthy.
-            Poison(e);
-            throw;
+            try
+            {
+                position = Journal.Write((byte*)entry, length, transactionId);
+            }
+            catch (Exception e)
+            {
+                // Whether any of the entry reached the disk is unknown; the journal position is no longer trustworthy.
+                Poison(e);
+                throw;
+            }
         }
         var written = CommitProfile.Now();
-        _entryBuilder.Compression.RecordWrite(length, written - writeStarted);
+        if (!lazy) _entryBuilder.Compression.RecordWrite(length, written - writeStarted);
         if (length > 16 << 20) _entryBuilder.Trim();
 
         // Durable: publish. Nothing below does I/O or can fail.
@@ -91,7 +102,8 @@ public sealed partial class StorageEnvironment
             else PageTable.Add(pageNumber, transactionId, page.Buffer);
         }
         FreeSpace.Commit(pages.NextPageNumber);
-        _flusher.RecordCommit(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
+        lock (_commitRecords) _commitRecords.Enqueue(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
+        PassDurableCommits();
         // A full fence: a reader that registers on the old state is then visible in the slots read below.
         Interlocked.Exchange(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
         pages.ReleaseSnapshot();
@@ -108,6 +120,7 @@ public sealed partial class StorageEnvironment
             JournalBytes = length,
             UncompressedPayloadBytes = uncompressed,
             Compressed = compressed,
+            IsDurable = !lazy,
         };
         Interlocked.Increment(ref _commits);
         Interlocked.Add(ref _pagesModified, stats.PagesModified);
@@ -124,9 +137,56 @@ public sealed partial class StorageEnvironment
         Interlocked.Add(ref profile.PruneLockWaitTicks, pruneLockWait);
         CommitProfile.Add(ref profile.PublishTicks, written, ended);
         profile.CommitLatency.Record(ended - commitStarted);
-        profile.JournalWriteLatency.Record(written - writeStarted);
-        _metrics.RecordCommit(ended - commitStarted, written - writeStarted);
+        if (!lazy) profile.JournalWriteLatency.Record(written - writeStarted);
+        _metrics.RecordCommit(ended - commitStarted, lazy ? -1 : written - writeStarted);
         return stats;
+    }
+
+    /// <summary>
+    /// While lazy commits wait, the flusher may write only up to the last durable transaction, so the versions that
+    /// state reads must stay as if a snapshot pinned it. Read after this commit's entry was appended: a write of lazy
+    /// entries after that covers this commit too, whose versions are the newest anyway.
+    /// </summary>
+    internal void KeepDurablePoint(List<long> sortedSnapshots, long published)
+    {
+        var durable = Journal.DurableTransactionId;
+        if (durable >= published) return;
+        var at = sortedSnapshots.BinarySearch(durable);
+        if (at < 0) sortedSnapshots.Insert(~at, durable);
+    }
+
+    /// <summary>Commits published but whose journal entries may not be durable yet (lazy ones), in order.</summary>
+    private readonly Queue<CommitRecord> _commitRecords = new();
+
+    /// <summary>
+    /// Hands the flusher the commits whose journal entries are durable, in order: it may write a transaction's pages to
+    /// the data file only then, or a crash could leave the data file ahead of the journal.
+    /// </summary>
+    internal void PassDurableCommits()
+    {
+        var durable = Journal.DurableTransactionId;
+        lock (_commitRecords)
+        {
+            while (_commitRecords.TryPeek(out var record) && record.TransactionId <= durable)
+            {
+                _flusher.RecordCommit(_commitRecords.Dequeue());
+            }
+        }
+    }
+
+    /// <summary>Writes the entries of lazy commits waiting, durably (a failure poisons the environment).</summary>
+    private void WriteLazyCommits()
+    {
+        try
+        {
+            Journal.WriteLazy();
+        }
+        catch (Exception e)
+        {
+            Poison(e);
+            throw;
+        }
+        PassDurableCommits();
     }
 
     /// <summary>
@@ -146,6 +206,7 @@ public sealed partial class StorageEnvironment
             waited = CommitProfile.Now() - waitStarted;
             // This commit's state is published (with a full fence) before the slots are read.
             Readers.CollectSnapshots(_snapshots);
+            KeepDurablePoint(_snapshots, transactionId);
             var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             foreach (var (pageNumber, page) in dirty)
             {
@@ -173,6 +234,7 @@ public sealed partial class StorageEnvironment
         {
             try
             {
+                WriteLazyCommits();
                 _flusher.FlushAndSync(forceSync: true);
             }
             catch (Exception e) when (e is StorageException or IOException)

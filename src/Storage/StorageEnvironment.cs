@@ -327,7 +327,7 @@ public sealed partial class StorageEnvironment : IDisposable
         var stats = plan.Stats;
         if (plan.ContinueInPlace)
         {
-            journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes);
+            journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes, header.LastSyncedTransactionId);
             return stats with { ForeignJournalFiles = RemoveObsolete(plan.Files, header.JournalFileNumber, header.EnvironmentId, faults) };
         }
         journal.StartFile(header.LastSyncedTransactionId + 1);
@@ -546,6 +546,9 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>Stops writes after a failure that only the journal can repair (a failed fsync or journal write).</summary>
     internal void Poison(Exception cause) => Interlocked.CompareExchange(ref _poison, cause, null);
 
+    /// <summary>Test seam: a background flush and sync, run now, leaving lazy commits' entries waiting.</summary>
+    internal void FlushAsTheBackgroundWould() => _flusher.FlushAndSync(forceSync: true);
+
     /// <summary>Writes everything committed to the data file and syncs it now, and gives back scratch kept for read transactions that have ended (all normally done in the background).</summary>
     public void Checkpoint()
     {
@@ -553,6 +556,7 @@ public sealed partial class StorageEnvironment : IDisposable
         AddLifetimeReference();
         try
         {
+            WriteLazyCommits();
             _flusher.FlushAndSync(forceSync: true, forceSweep: true);
         }
         catch (Exception e)
@@ -587,6 +591,7 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushedBytes = _flusher.FlushedBytes,
             Syncs = _flusher.Syncs,
             LastSyncedTransactionId = _flusher.SyncedUpTo,
+            LastDurableTransactionId = Journal.DurableTransactionId,
             RecoveredTransactions = Recovery.ReplayedTransactions,
             Recovery = Recovery,
             DataFileBytes = DataFile.PageCount * PageLayout.PageSizeBytes,

@@ -27,6 +27,13 @@ public sealed record StorageOptions
     /// <summary>The background flush also runs after this long without one, so an idle environment reaches the data file.</summary>
     public int FlushIntervalMs { get; init; } = 1000;
 
+    /// <summary>
+    /// The longest a commit made with <see cref="CommitDurability.Lazy"/> waits before its journal entry is written
+    /// (durably, with any others waiting); a durable commit, <see cref="StorageEnvironment.Checkpoint"/> or disposing
+    /// the environment writes them sooner. A crash within this time loses those commits, never part of one.
+    /// </summary>
+    public TimeSpan LazyCommitDelay { get; init; } = TimeSpan.FromMilliseconds(100);
+
     /// <summary>The data file is synced (and journals retired) at most this often, unless journals pile up.</summary>
     public int SyncIntervalMs { get; init; } = 5000;
 
@@ -141,6 +148,8 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(MaxJournalFileSizeBytes), MaxJournalFileSizeBytes, "Must be a multiple of 4 KiB between MinJournalFileSizeBytes and 1 TiB.");
         if (ScratchBudgetBytes < 1 << 20)
             throw new ArgumentOutOfRangeException(nameof(ScratchBudgetBytes), ScratchBudgetBytes, "Must be at least 1 MiB.");
+        if (LazyCommitDelay < TimeSpan.Zero || LazyCommitDelay > TimeSpan.FromHours(1))
+            throw new ArgumentOutOfRangeException(nameof(LazyCommitDelay), LazyCommitDelay, "Must be between 0 and 1 hour.");
         if (FlushIntervalMs < 1)
             throw new ArgumentOutOfRangeException(nameof(FlushIntervalMs), FlushIntervalMs, "Must be at least 1 ms.");
         if (SyncIntervalMs < 1)

@@ -5,7 +5,7 @@ using Storage.Trees;
 namespace Storage;
 
 /// <summary>
-/// The environment's single write transaction. Changes are private until <see cref="Commit"/>, which
+/// The environment's single write transaction. Changes are private until <see cref="Commit()"/>, which
 /// returns once they are durable; disposing without committing rolls them back. A transaction whose
 /// operation threw cannot be used again (only disposed).
 /// </summary>
@@ -84,8 +84,15 @@ public sealed class WriteTransaction : Transaction
     }
 
     /// <summary>Makes the changes durable (one journal write) and visible to transactions that begin afterwards.</summary>
-    public CommitStats Commit()
+    public CommitStats Commit() => Commit(CommitDurability.Durable);
+
+    /// <summary>
+    /// Makes the changes visible to transactions that begin afterwards, and durable before it returns
+    /// (<see cref="CommitDurability.Durable"/>) or soon after (<see cref="CommitDurability.Lazy"/>).
+    /// </summary>
+    public CommitStats Commit(CommitDurability durability)
     {
+        if (durability is not (CommitDurability.Durable or CommitDurability.Lazy)) throw new ArgumentOutOfRangeException(nameof(durability), durability, null);
         EnsureUsable();
         try
         {
@@ -95,7 +102,7 @@ public sealed class WriteTransaction : Transaction
                 if (!tree.State.IsDirty) continue;
                 PersistHeader(key[..EncodeName(name, key)], tree.State);
             }
-            var stats = Environment.Commit(this);
+            var stats = Environment.Commit(this, durability);
             _status = TransactionStatus.Committed;
             return stats;
         }

@@ -78,6 +78,15 @@ internal sealed class Flusher : IDisposable
         }
     }
 
+    /// <summary>Wakes the flusher to flush now.</summary>
+    private void RequestFlush()
+    {
+        Volatile.Write(ref _flushRequested, 1);
+        Wake();
+    }
+
+    private int _flushRequested;
+
     /// <summary>Called by the writer after each commit: wakes the flusher when scratch memory or the journal pass their budgets.</summary>
     public void NoteCommit(long journalBytes)
     {
@@ -85,7 +94,7 @@ internal sealed class Flusher : IDisposable
         var sinceFlush = Interlocked.Add(ref _journalBytesSinceFlush, journalBytes);
         if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync)
         {
-            Wake();
+            RequestFlush();
         }
     }
 
@@ -95,8 +104,10 @@ internal sealed class Flusher : IDisposable
         // a later fsync that succeeds says nothing about them. Only reopening (replaying the journal) repairs that.
         while (!_stopping && !_env.IsPoisoned)
         {
-            var signalled = _wake.WaitOne(_env.Options.FlushIntervalMs);
+            _wake.WaitOne(NextWaitMs());
             if (_stopping) break;
+            if (!WriteLazyEntriesIfDue()) return;
+            var signalled = Interlocked.Exchange(ref _flushRequested, 0) != 0;
             // Under load, flush when the budgets say so; otherwise once the environment has been idle for a flush interval.
             var idleMs = Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)).TotalMilliseconds;
             if (signalled || idleMs >= _env.Options.FlushIntervalMs)
@@ -113,6 +124,35 @@ internal sealed class Flusher : IDisposable
                 }
             }
             _env.ReaderMonitor.Check();
+        }
+    }
+
+    /// <summary>Until the next flush interval, or until the oldest lazy entry waiting is due to be written.</summary>
+    private int NextWaitMs()
+    {
+        var interval = _env.Options.FlushIntervalMs;
+        var lazySince = _env.Journal.LazySinceTimestamp;
+        if (lazySince == 0) return interval;
+        var left = _env.Options.LazyCommitDelay.TotalMilliseconds - Stopwatch.GetElapsedTime(lazySince).TotalMilliseconds;
+        return (int)Math.Clamp(Math.Ceiling(left), 0, interval);
+    }
+
+    /// <summary>Writes the lazy commits' entries once the oldest has waited <see cref="StorageOptions.LazyCommitDelay"/>; false when that failed (the environment is poisoned).</summary>
+    private bool WriteLazyEntriesIfDue()
+    {
+        var lazySince = _env.Journal.LazySinceTimestamp;
+        if (lazySince == 0 || Stopwatch.GetElapsedTime(lazySince) < _env.Options.LazyCommitDelay) return true;
+        try
+        {
+            _env.Journal.WriteLazy();
+            _env.PassDurableCommits();
+            return true;
+        }
+        catch (Exception e)
+        {
+            // Whether any of the entries reached the disk is unknown; the journal position is no longer trustworthy.
+            _env.Poison(e);
+            return false;
         }
     }
 
@@ -194,6 +234,7 @@ internal sealed class Flusher : IDisposable
             // The published state is read before the slots (see PageTable.Prune).
             var published = _env.CurrentState.TransactionId;
             _env.Readers.CollectSnapshots(_snapshots);
+            _env.KeepDurablePoint(_snapshots, published);
             _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), published, _swept);
         }
         _endedAtSweep = ended;

@@ -40,6 +40,20 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>The end marker the next durable write puts in the previous file before the entry (set by a switch).</summary>
     private (JournalFile File, long OffsetBytes, JournalEndMarker Marker)? _pendingEndMarker;
 
+    /// <summary>
+    /// Serializes the journal's file I/O and position: the committing thread (reserve, append, write) and the flusher
+    /// (writing lazy entries when their time is up) both go through it.
+    /// </summary>
+    private readonly object _ioLock = new();
+
+    /// <summary>Entries of lazy commits not yet written: they go to the current file at <see cref="_lazyStart"/>, in one write.</summary>
+    private readonly AlignedBuffer _lazy = new(64 << 10);
+    private long _lazyLength;
+    private long _lazyStart;
+    private long _lazyLastTransactionId;
+    private long _lazySinceTimestamp;
+    private long _durableTransactionId;
+
     public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
     {
         _directory = directory;
@@ -104,13 +118,17 @@ internal sealed unsafe class JournalWriter : IDisposable
     {
         get
         {
-            lock (_lock) return (_files[^1].Number, _position);
+            lock (_ioLock)
+            {
+                lock (_lock) return (_files[^1].Number, _position);
+            }
         }
     }
 
     /// <summary>At open: appends after the last entry of an existing file (recovery checked its header and size).</summary>
-    public void Continue(long number, string path, long positionBytes)
+    public void Continue(long number, string path, long positionBytes, long lastTransactionId)
     {
+        Interlocked.Exchange(ref _durableTransactionId, lastTransactionId);
         var file = JournalFile.Open(path, number, _io);
         lock (_lock)
         {
@@ -125,7 +143,11 @@ internal sealed unsafe class JournalWriter : IDisposable
     public void StartFile(long firstTransactionId)
     {
         System.Diagnostics.Debug.Assert(_files.Count == 0, "a file is started only before any is in use");
-        Switch(0, firstTransactionId);
+        lock (_ioLock)
+        {
+            Interlocked.Exchange(ref _durableTransactionId, firstTransactionId - 1);
+            Switch(0, firstTransactionId);
+        }
     }
 
     /// <summary>
@@ -135,44 +157,137 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// </summary>
     public void Reserve(long lengthBytes, long transactionId)
     {
-        JournalFile? current;
-        lock (_lock)
+        lock (_ioLock)
         {
-            if (_closed) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed; its journal takes no more entries.");
-            current = _files.Count > 0 ? _files[^1] : null;
+            JournalFile? current;
+            lock (_lock)
+            {
+                if (_closed) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed; its journal takes no more entries.");
+                current = _files.Count > 0 ? _files[^1] : null;
+            }
+            if (current is not null && _position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes) return;
+            // Lazy entries waiting for the current file go out first: a file's entries are written before the next file's.
+            WriteLazyLocked();
+            Switch(lengthBytes, transactionId);
         }
-        if (current is null || _position + lengthBytes + JournalEndMarker.BlockBytes > current.SizeBytes) Switch(lengthBytes, transactionId);
     }
 
-    /// <summary>Writes one entry durably, after <see cref="Reserve"/>. Returns where it starts.</summary>
-    public (long FileNumber, long OffsetBytes) Write(byte* entry, long lengthBytes)
+    /// <summary>The last transaction whose entry is durable in the journal.</summary>
+    public long DurableTransactionId => Interlocked.Read(ref _durableTransactionId);
+
+    /// <summary>Whether lazy entries wait to be written.</summary>
+    public bool HasLazyEntries => Volatile.Read(ref _lazySinceTimestamp) != 0;
+
+    /// <summary>When the oldest lazy entry waiting was appended (a <see cref="System.Diagnostics.Stopwatch"/> timestamp), or 0.</summary>
+    public long LazySinceTimestamp => Volatile.Read(ref _lazySinceTimestamp);
+
+    /// <summary>
+    /// Writes one entry durably, after <see cref="Reserve"/>, in the same write as the lazy entries before it. Returns
+    /// where it starts.
+    /// </summary>
+    public (long FileNumber, long OffsetBytes) Write(byte* entry, long lengthBytes, long transactionId)
     {
-        JournalFile current;
+        lock (_ioLock)
+        {
+            if (_lazyLength > 0)
+            {
+                var position = AppendLocked(entry, lengthBytes, transactionId);
+                WriteLazyLocked();
+                return position;
+            }
+            var current = CurrentFile();
+            System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
+            WritePendingEndMarker();
+            var start = _position;
+            WriteDurably(current, entry, lengthBytes, start);
+            _position = start + lengthBytes;
+            MarkDurable(transactionId);
+            return (current.Number, start);
+        }
+    }
+
+    /// <summary>
+    /// Adds a lazy commit's entry, after <see cref="Reserve"/>, to the entries written with the next durable commit or by
+    /// <see cref="WriteLazy"/>. Returns where it will be.
+    /// </summary>
+    public (long FileNumber, long OffsetBytes) Append(byte* entry, long lengthBytes, long transactionId)
+    {
+        lock (_ioLock)
+        {
+            return AppendLocked(entry, lengthBytes, transactionId);
+        }
+    }
+
+    /// <summary>Writes the lazy entries waiting, durably, in one write; returns whether there were any.</summary>
+    public bool WriteLazy()
+    {
+        lock (_ioLock)
+        {
+            return WriteLazyLocked();
+        }
+    }
+
+    private (long FileNumber, long OffsetBytes) AppendLocked(byte* entry, long lengthBytes, long transactionId)
+    {
+        var current = CurrentFile();
+        System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
+        if (_lazyLength == 0)
+        {
+            _lazyStart = _position;
+            Volatile.Write(ref _lazySinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
+        }
+        _lazy.EnsureCapacity(_lazyLength + lengthBytes, _lazyLength);
+        Buffer.MemoryCopy(entry, _lazy.Pointer + _lazyLength, lengthBytes, lengthBytes);
+        _lazyLength += lengthBytes;
+        _lazyLastTransactionId = transactionId;
+        var start = _position;
+        _position = start + lengthBytes;
+        return (current.Number, start);
+    }
+
+    private bool WriteLazyLocked()
+    {
+        if (_lazyLength == 0) return false;
+        WritePendingEndMarker();
+        WriteDurably(CurrentFile(), _lazy.Pointer, _lazyLength, _lazyStart);
+        _lazyLength = 0;
+        Volatile.Write(ref _lazySinceTimestamp, 0);
+        if (_lazy.Capacity > 16 << 20) _lazy.ShrinkTo(16 << 20);
+        MarkDurable(_lazyLastTransactionId);
+        return true;
+    }
+
+    private JournalFile CurrentFile()
+    {
         lock (_lock)
         {
-            current = _files[^1];
+            return _files[^1];
         }
-        System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
-        if (_pendingEndMarker is { } pending)
-        {
-            pending.File.WriteEndMarker(pending.Marker, pending.OffsetBytes, _faults);
-            _pendingEndMarker = null;
-            Interlocked.Increment(ref _durableWrites);
-        }
-        var start = _position;
+    }
+
+    private void WritePendingEndMarker()
+    {
+        if (_pendingEndMarker is not { } pending) return;
+        pending.File.WriteEndMarker(pending.Marker, pending.OffsetBytes, _faults);
+        _pendingEndMarker = null;
+        Interlocked.Increment(ref _durableWrites);
+    }
+
+    private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
+    {
         long done = 0;
         while (done < lengthBytes)
         {
             // One call for any ordinary entry; only values near the 2 GiB limit need more than one.
             var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
-            current.Write(entry + done, chunk, start + done, _faults);
+            file.Write(data + done, chunk, offsetBytes + done, _faults);
             done += chunk;
         }
-        _position = start + lengthBytes;
         Interlocked.Increment(ref _durableWrites);
         Interlocked.Add(ref _bytesWritten, lengthBytes);
-        return (current.Number, start);
     }
+
+    private void MarkDurable(long transactionId) => Interlocked.Exchange(ref _durableTransactionId, transactionId);
 
     private void Switch(long entryBytes, long transactionId)
     {
@@ -307,6 +422,13 @@ internal sealed unsafe class JournalWriter : IDisposable
             _files.Clear();
             while (_spares.TryDequeue(out var spare)) spare.Dispose();
             _pendingEndMarker = null;
+        }
+        lock (_ioLock)
+        {
+            // Lazy entries not written by now are lost, as in a crash: the caller writes them first when it can.
+            _lazyLength = 0;
+            Volatile.Write(ref _lazySinceTimestamp, 0);
+            _lazy.Dispose();
         }
     }
 }

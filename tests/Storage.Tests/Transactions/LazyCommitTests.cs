@@ -1,0 +1,197 @@
+using System.Diagnostics;
+using Storage.Tests.Support;
+using static Storage.Tests.Support.EnvHelpers;
+
+namespace Storage.Tests.TransactionsTests;
+
+public sealed class A_lazy_commit
+{
+    /// <summary>Lazy entries are never written by time in these tests: only a durable commit, a checkpoint or dispose writes them.</summary>
+    private static StorageOptions Waiting => TestOptions.Small with { LazyCommitDelay = TimeSpan.FromHours(1) };
+
+    [Fact]
+    public void Is_visible_at_once_and_becomes_durable_with_the_next_durable_commit_in_one_write()
+    {
+        using var dir = new TempDirectory();
+        using var env = StorageEnvironment.Open(dir.Path, Waiting);
+        PutAndCommit(env, "t", ("a", "durable"));
+        var before = env.GetStats();
+
+        var first = Commit(env, CommitDurability.Lazy, ("b", "lazy 1"));
+        var second = Commit(env, CommitDurability.Lazy, ("c", "lazy 2"));
+        Assert.False(first.IsDurable);
+        Assert.False(second.IsDurable);
+        Assert.Equal("lazy 2", GetString(env, "t", "c"));
+        var waiting = env.GetStats();
+        Assert.Equal(second.TransactionId, waiting.LastTransactionId);
+        Assert.Equal(before.LastTransactionId, waiting.LastDurableTransactionId);
+        Assert.Equal(before.JournalWrites, waiting.JournalWrites);
+
+        var third = Commit(env, CommitDurability.Durable, ("d", "durable 2"));
+        Assert.True(third.IsDurable);
+        var after = env.GetStats();
+        Assert.Equal(third.TransactionId, after.LastDurableTransactionId);
+        Assert.Equal(before.JournalWrites + 1, after.JournalWrites);
+    }
+
+    [Fact]
+    public void Is_lost_in_a_crash_before_it_is_written_and_nothing_before_it_is()
+    {
+        using var dir = new TempDirectory();
+        var env = StorageEnvironment.Open(dir.Path, Waiting);
+        PutAndCommit(env, "t", ("a", "durable"));
+        Commit(env, CommitDurability.Lazy, ("a", "lazy"), ("b", "lazy"));
+        env.SimulateCrash();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, Waiting);
+        Assert.Equal("durable", GetString(reopened, "t", "a"));
+        Assert.Null(GetString(reopened, "t", "b"));
+    }
+
+    [Theory]
+    [InlineData("durable commit")]
+    [InlineData("checkpoint")]
+    [InlineData("dispose")]
+    public void Survives_a_crash_once_written(string by)
+    {
+        using var dir = new TempDirectory();
+        var env = StorageEnvironment.Open(dir.Path, Waiting);
+        Commit(env, CommitDurability.Lazy, ("a", "lazy 1"));
+        Commit(env, CommitDurability.Lazy, ("b", "lazy 2"));
+        switch (by)
+        {
+            case "durable commit": PutAndCommit(env, "t", ("c", "durable")); break;
+            case "checkpoint": env.Checkpoint(); break;
+            default: env.Dispose(); break;
+        }
+        if (by != "dispose") env.SimulateCrash();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, Waiting);
+        Assert.Equal("lazy 1", GetString(reopened, "t", "a"));
+        Assert.Equal("lazy 2", GetString(reopened, "t", "b"));
+    }
+
+    [Fact]
+    public void Is_written_by_the_background_within_the_configured_delay()
+    {
+        using var dir = new TempDirectory();
+        using var env = StorageEnvironment.Open(dir.Path, TestOptions.Small with { LazyCommitDelay = TimeSpan.FromMilliseconds(20), FlushIntervalMs = 60_000 });
+        var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
+        var deadline = Stopwatch.StartNew();
+        while (env.GetStats().LastDurableTransactionId < lazy.TransactionId)
+        {
+            Assert.True(deadline.Elapsed < TimeSpan.FromSeconds(30), "the lazy entry was never written");
+            Thread.Yield();
+        }
+        env.SimulateCrash();
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("lazy", GetString(reopened, "t", "a"));
+    }
+
+    [Fact]
+    public void Keeps_the_durable_version_of_a_page_a_waiting_lazy_commit_changed_for_a_flush_meanwhile()
+    {
+        using var dir = new TempDirectory();
+        var env = StorageEnvironment.Open(dir.Path, Waiting);
+        PutAndCommit(env, "t", ("a", "first"));
+        env.Checkpoint();
+        PutAndCommit(env, "t", ("a", "durable"));
+        Commit(env, CommitDurability.Lazy, ("a", "lazy"));
+        // The flush may write only up to the durable commit: the version it must write is the one the lazy commit replaced.
+        env.FlushAsTheBackgroundWould();
+        env.SimulateCrash();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, Waiting);
+        Assert.Equal("durable", GetString(reopened, "t", "a"));
+    }
+
+    /// <summary>
+    /// Many commits, lazy and durable, over few pages (so later ones supersede the page versions of earlier ones), with
+    /// checkpoints flushing while lazy entries wait, then a crash: the state reopened is exactly the one after the last
+    /// commit that was made durable, and the data file was never written ahead of the journal.
+    /// </summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public void Mixed_with_durable_commits_and_checkpoints_leaves_exactly_the_last_durable_state_after_a_crash(int seed)
+    {
+        using var dir = new TempDirectory();
+        var random = new Random(seed);
+        // The flusher flushes and syncs as often as it can, while lazy entries wait (they are written by commits only).
+        var env = StorageEnvironment.Open(dir.Path, TestOptions.Busy with { LazyCommitDelay = TimeSpan.FromHours(1) });
+        var model = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        var durableModel = new SortedDictionary<string, string>(StringComparer.Ordinal);
+        using var reader = new Holder();
+        for (var t = 0; t < 600; t++)
+        {
+            var durability = random.Next(4) == 0 ? CommitDurability.Durable : CommitDurability.Lazy;
+            using (var tx = env.BeginWrite())
+            {
+                var tree = tx.OpenOrCreateTree("t");
+                for (var i = random.Next(1, 8); i > 0; i--)
+                {
+                    var key = $"k{random.Next(60):D3}";
+                    var value = $"{t}-{new string('v', random.Next(10, 1500))}";
+                    tree.Put(TestData.Key(key), TestData.Value(value));
+                    model[key] = value;
+                }
+                tx.Commit(durability);
+            }
+            if (durability == CommitDurability.Durable) durableModel = new(model, StringComparer.Ordinal);
+            var action = random.Next(20);
+            if (action == 0)
+            {
+                env.Checkpoint();
+                durableModel = new(model, StringComparer.Ordinal);
+            }
+            else if (action == 1)
+            {
+                // A reader pins a snapshot for a while, so flushes stop short of the newest state.
+                reader.Replace(env.BeginRead());
+            }
+            else if (action == 2)
+            {
+                reader.Replace(null);
+            }
+            else if (action < 8)
+            {
+                // What the flusher does on its own, at a moment when lazy entries wait.
+                env.FlushAsTheBackgroundWould();
+            }
+        }
+        reader.Replace(null);
+        env.SimulateCrash();
+
+        using (var reopened = StorageEnvironment.Open(dir.Path, Waiting))
+        {
+            using var read = reopened.BeginRead();
+            var tree = read.OpenTree("t");
+            foreach (var (key, value) in durableModel) Assert.Equal(value, System.Text.Encoding.UTF8.GetString(tree.Get(TestData.Key(key))!));
+            Assert.Equal(durableModel.Count, CountOf(reopened, "t"));
+        }
+        var check = Storage.Inspection.EnvironmentChecker.Check(dir.Path);
+        Assert.True(check.IsConsistent, string.Join("; ", check.Problems));
+    }
+
+    private static CommitStats Commit(StorageEnvironment env, CommitDurability durability, params (string Key, string Value)[] entries)
+    {
+        using var tx = env.BeginWrite();
+        var tree = tx.OpenOrCreateTree("t");
+        foreach (var (key, value) in entries) tree.Put(TestData.Key(key), TestData.Value(value));
+        return tx.Commit(durability);
+    }
+
+    private sealed class Holder : IDisposable
+    {
+        private ReadTransaction? _held;
+
+        public void Replace(ReadTransaction? next)
+        {
+            _held?.Dispose();
+            _held = next;
+        }
+
+        public void Dispose() => Replace(null);
+    }
+}
