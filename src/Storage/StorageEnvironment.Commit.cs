@@ -30,11 +30,11 @@ public sealed partial class StorageEnvironment
         {
             throw new StorageException(StorageErrorCode.TransactionTooLarge, $"Transaction ids are exhausted ({PageHeader.MaxTransactionId:N0}).");
         }
+        var stampStarted = CommitProfile.Now();
         foreach (var (pageNumber, page) in dirty)
         {
             if (page.IsFreed) continue;
             // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
-            var stampStarted = CommitProfile.Now();
             DataFile.Stamp(page.Buffer, transactionId);
             var stamped = CommitProfile.Now();
             checksumTicks += stamped - stampStarted;
@@ -43,12 +43,14 @@ public sealed partial class StorageEnvironment
             {
                 var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
                 _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
-                diffTicks += CommitProfile.Now() - stamped;
+                stampStarted = CommitProfile.Now();
+                diffTicks += stampStarted - stamped;
                 overflows += page.Buffer.PageCount;
                 continue;
             }
             _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, page.IsNew ? PageDiff.ZeroPage : page.Original, page.IsNew);
-            diffTicks += CommitProfile.Now() - stamped;
+            stampStarted = CommitProfile.Now();
+            diffTicks += stampStarted - stamped;
             if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
             else if ((header->Flags & PageFlags.Branch) != 0) branches++;
             else others++;
@@ -174,8 +176,8 @@ public sealed partial class StorageEnvironment
         }
     }
 
-    /// <summary>Writes the entries of lazy commits waiting, durably (a failure poisons the environment).</summary>
-    private void WriteLazyCommits()
+    /// <summary>Writes the entries of lazy commits waiting, durably, and passes them to the flusher (a failure poisons the environment).</summary>
+    internal void WriteLazyCommits()
     {
         try
         {

@@ -33,6 +33,7 @@ internal sealed class Flusher : IDisposable
     private long _lastCommitTimestamp;
     private long _journalBytesSinceFlush;
     private volatile bool _stopping;
+    private int _flushRequested;
     private long _flushedUpTo;
     private CommitRecord? _flushedRecord;
     private long _syncedUpTo;
@@ -84,8 +85,6 @@ internal sealed class Flusher : IDisposable
         Volatile.Write(ref _flushRequested, 1);
         Wake();
     }
-
-    private int _flushRequested;
 
     /// <summary>Called by the writer after each commit: wakes the flusher when scratch memory or the journal pass their budgets.</summary>
     public void NoteCommit(long journalBytes)
@@ -144,14 +143,12 @@ internal sealed class Flusher : IDisposable
         if (lazySince == 0 || Stopwatch.GetElapsedTime(lazySince) < _env.Options.LazyCommitDelay) return true;
         try
         {
-            _env.Journal.WriteLazy();
-            _env.PassDurableCommits();
+            _env.WriteLazyCommits();
             return true;
         }
-        catch (Exception e)
+        catch (Exception)
         {
-            // Whether any of the entries reached the disk is unknown; the journal position is no longer trustworthy.
-            _env.Poison(e);
+            // WriteLazyCommits poisoned the environment: the journal position is no longer trustworthy.
             return false;
         }
     }
