@@ -8,10 +8,12 @@ namespace Storage;
 public sealed partial class StorageEnvironment
 {
     /// <summary>
-    /// The critical lane: one journal entry of page diffs, one durable write, then publish. Runs on the
-    /// committing thread with the write lock held.
+    /// The critical lane, first half, on the committing thread with the write lock held: one journal entry of page
+    /// diffs, appended to those waiting for the next durable write; the new versions go into the page table under the
+    /// transaction's id, where the next write transaction (and only it) sees them. The write lock is released after
+    /// this; <see cref="CompleteCommit"/> waits for the write.
     /// </summary>
-    internal unsafe CommitStats Commit(WriteTransaction transaction, CommitDurability durability)
+    internal unsafe PendingCommit AppendCommit(WriteTransaction transaction, CommitDurability durability)
     {
         var commitStarted = CommitProfile.Now();
         EnsureWritable();
@@ -67,51 +69,48 @@ public sealed partial class StorageEnvironment
         var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
 
         // Making room may create a journal file; if that fails (a full disk), nothing of this entry was
-        // written and the environment stays usable: only this transaction fails.
+        // written and the environment stays usable: only this transaction fails. Writing the entries waiting for the
+        // current file first may fail too: that poisons the environment (see JournalWriter.WriteFailed).
         var reserveStarted = CommitProfile.Now();
         Journal.Reserve(length, transactionId);
-        (long FileNumber, long OffsetBytes) position;
         var lazy = durability == CommitDurability.Lazy;
-        var writeStarted = CommitProfile.Now();
-        if (lazy)
-        {
-            var first = !Journal.HasLazyEntries;
-            position = Journal.Append((byte*)entry, length, transactionId);
-            // The flusher writes the entries when the first has waited long enough.
-            if (first) _flusher.Wake();
-        }
-        else
-        {
-            try
-            {
-                position = Journal.Write((byte*)entry, length, transactionId);
-            }
-            catch (Exception e)
-            {
-                // Whether any of the entry reached the disk is unknown; the journal position is no longer trustworthy.
-                Poison(e);
-                throw;
-            }
-        }
-        var written = CommitProfile.Now();
-        if (!lazy) _entryBuilder.Compression.RecordWrite(length, written - writeStarted);
+        var appendStarted = CommitProfile.Now();
+        var firstWaiting = !Journal.HasPendingEntries;
+        var position = Journal.Append((byte*)entry, length, transactionId);
+        // The flusher writes lazy entries when the first has waited long enough.
+        if (lazy && firstWaiting) _flusher.Wake();
         if (length > 16 << 20) _entryBuilder.Trim();
 
-        // Durable: publish. Nothing below does I/O or can fail.
+        // Appended: nothing below does I/O or can fail.
         foreach (var (pageNumber, page) in dirty)
         {
             if (page.IsFreed) Scratch.Return(page.Buffer, onWriter: true);
             else PageTable.Add(pageNumber, transactionId, page.Buffer);
         }
         FreeSpace.Commit(pages.NextPageNumber);
-        lock (_commitRecords) _commitRecords.Enqueue(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
-        PassDurableCommits();
-        // A full fence: a reader that registers on the old state is then visible in the slots read below.
-        Interlocked.Exchange(ref _state, new EnvironmentState(transactionId, root, pages.NextPageNumber));
+        var state = new EnvironmentState(transactionId, root, pages.NextPageNumber);
+        _writerState = state;
+        lock (_commitRecords)
+        {
+            _commitRecords.Enqueue(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
+            // A lazy commit is visible at once, and with it any commit appended before it.
+            if (lazy) Interlocked.Exchange(ref _state, state);
+        }
         pages.ReleaseSnapshot();
         var pruneLockWait = PruneSupersededVersions(dirty, transactionId);
         dirty.Clear();
 
+        Interlocked.Increment(ref _commits);
+        _flusher.NoteCommit(length);
+        var appended = CommitProfile.Now();
+        Interlocked.Increment(ref profile.Transactions);
+        CommitProfile.Add(ref profile.BodyTicks, transaction.BeganTimestamp, commitStarted);
+        Interlocked.Add(ref profile.ChecksumTicks, checksumTicks);
+        Interlocked.Add(ref profile.DiffTicks, diffTicks);
+        CommitProfile.Add(ref profile.FinishTicks, finishStarted, reserveStarted);
+        CommitProfile.Add(ref profile.SwitchTicks, reserveStarted, appendStarted);
+        Interlocked.Add(ref profile.PruneLockWaitTicks, pruneLockWait);
+        CommitProfile.Add(ref profile.PublishTicks, appendStarted, appended);
         var stats = new CommitStats
         {
             TransactionId = transactionId,
@@ -124,24 +123,67 @@ public sealed partial class StorageEnvironment
             Compressed = compressed,
             IsDurable = !lazy,
         };
-        Interlocked.Increment(ref _commits);
         Interlocked.Add(ref _pagesModified, stats.PagesModified);
-        _flusher.NoteCommit(length);
+        return new PendingCommit(stats, commitStarted, appended);
+    }
 
-        var ended = CommitProfile.Now();
-        Interlocked.Increment(ref profile.Transactions);
-        CommitProfile.Add(ref profile.BodyTicks, transaction.BeganTimestamp, commitStarted);
-        Interlocked.Add(ref profile.ChecksumTicks, checksumTicks);
-        Interlocked.Add(ref profile.DiffTicks, diffTicks);
-        CommitProfile.Add(ref profile.FinishTicks, finishStarted, reserveStarted);
-        CommitProfile.Add(ref profile.SwitchTicks, reserveStarted, writeStarted);
-        CommitProfile.Add(ref profile.WriteTicks, writeStarted, written);
-        Interlocked.Add(ref profile.PruneLockWaitTicks, pruneLockWait);
-        CommitProfile.Add(ref profile.PublishTicks, written, ended);
-        profile.CommitLatency.Record(ended - commitStarted);
-        if (!lazy) profile.JournalWriteLatency.Record(written - writeStarted);
-        _metrics.RecordCommit(ended - commitStarted, lazy ? -1 : written - writeStarted);
+    /// <summary>
+    /// The critical lane, second half, after the write lock is released: a durable commit waits until the write holding
+    /// its entry returns (writing it, and every entry appended meanwhile, itself if no other committer is), then makes
+    /// the durable state visible to readers.
+    /// </summary>
+    internal CommitStats CompleteCommit(in PendingCommit pending)
+    {
+        if (pending.Stats.TransactionId != 0 && pending.Stats.IsDurable) Journal.Waiters.Wait(pending.Stats.TransactionId);
+        return Completed(pending);
+    }
+
+    /// <summary>As <see cref="CompleteCommit"/>, completing when the write returns, with no thread blocked meanwhile.</summary>
+    internal ValueTask<CommitStats> CompleteCommitAsync(PendingCommit pending)
+    {
+        if (pending.Stats.TransactionId == 0 || !pending.Stats.IsDurable) return ValueTask.FromResult(Completed(pending));
+        var wait = Journal.Waiters.WaitAsync(pending.Stats.TransactionId);
+        return wait.IsCompletedSuccessfully ? ValueTask.FromResult(Completed(pending)) : AwaitDurable(wait, pending);
+
+        async ValueTask<CommitStats> AwaitDurable(ValueTask wait, PendingCommit pending)
+        {
+            await wait.ConfigureAwait(false);
+            return Completed(pending);
+        }
+    }
+
+    /// <summary>The commit's entry is durable, or the write failed (then this throws): publish and account.</summary>
+    private CommitStats Completed(in PendingCommit pending)
+    {
+        var stats = pending.Stats;
+        if (stats.TransactionId == 0) return stats;
+        var profile = Profile;
+        if (stats.IsDurable)
+        {
+            if (Journal.DurableTransactionId < stats.TransactionId) Journal.ThrowIfFailedOrClosed();
+            PublishDurableCommits();
+            var durable = CommitProfile.Now();
+            CommitProfile.Add(ref profile.WriteTicks, pending.AppendedTimestamp, durable);
+            profile.CommitLatency.Record(durable - pending.StartedTimestamp);
+            _metrics.RecordCommit(durable - pending.StartedTimestamp);
+        }
+        else
+        {
+            profile.CommitLatency.Record(pending.AppendedTimestamp - pending.StartedTimestamp);
+            _metrics.RecordCommit(pending.AppendedTimestamp - pending.StartedTimestamp);
+        }
         return stats;
+    }
+
+    /// <summary>A commit appended to the journal and waiting for its durable write.</summary>
+    internal readonly record struct PendingCommit(CommitStats Stats, long StartedTimestamp, long AppendedTimestamp);
+
+    /// <summary>A durable write of journal entries returned: the profile, metrics and compression policy learn its time.</summary>
+    private void OnDurableWrite(long bytes, long ticks)
+    {
+        _entryBuilder.Compression.RecordWrite(bytes, ticks);
+        Profile.JournalWriteLatency.Record(ticks);
+        _metrics.RecordJournalWrite(ticks);
     }
 
     /// <summary>
@@ -157,38 +199,43 @@ public sealed partial class StorageEnvironment
         if (at < 0) sortedSnapshots.Insert(~at, durable);
     }
 
-    /// <summary>Commits published but whose journal entries may not be durable yet (lazy ones), in order.</summary>
+    /// <summary>Commits appended whose journal entries may not be durable yet, in order.</summary>
     private readonly Queue<CommitRecord> _commitRecords = new();
 
     /// <summary>
-    /// Hands the flusher the commits whose journal entries are durable, in order: it may write a transaction's pages to
-    /// the data file only then, or a crash could leave the data file ahead of the journal.
+    /// Makes the commits whose journal entries are durable visible to readers (lazy ones are already) and hands them to
+    /// the flusher, in order: it may write a transaction's pages to the data file only then, or a crash could leave the
+    /// data file ahead of the journal.
     /// </summary>
-    internal void PassDurableCommits()
+    internal void PublishDurableCommits()
     {
         var durable = Journal.DurableTransactionId;
         lock (_commitRecords)
         {
+            CommitRecord last = default;
             while (_commitRecords.TryPeek(out var record) && record.TransactionId <= durable)
             {
-                _flusher.RecordCommit(_commitRecords.Dequeue());
+                last = _commitRecords.Dequeue();
+                _flusher.RecordCommit(last);
             }
+            // A full fence: a reader that registers on the old state is then visible to a pruner that reads the new one.
+            if (last.TransactionId > _state.TransactionId) Interlocked.Exchange(ref _state, new EnvironmentState(last.TransactionId, last.RootTree, last.NextPageNumber));
         }
     }
 
-    /// <summary>Writes the entries of lazy commits waiting, durably, and passes them to the flusher (a failure poisons the environment).</summary>
-    internal void WriteLazyCommits()
+    /// <summary>Writes the journal entries waiting (lazy commits', and durable ones' not yet written), durably, and publishes them (a failure poisons the environment).</summary>
+    internal void WritePendingCommits()
     {
         try
         {
-            Journal.WriteLazy();
+            Journal.WritePending();
         }
         catch (Exception e)
         {
             Poison(e);
             throw;
         }
-        PassDurableCommits();
+        PublishDurableCommits();
     }
 
     /// <summary>
@@ -203,23 +250,51 @@ public sealed partial class StorageEnvironment
     {
         var waitStarted = CommitProfile.Now();
         long waited;
+        long published;
         lock (PruneLock)
         {
             waited = CommitProfile.Now() - waitStarted;
-            // This commit's state is published (with a full fence) before the slots are read.
+            // The published state is read before the slots: a reader missing from them registers on that state or a
+            // newer one. Every version newer than it is kept (commits waiting for their durable write among them).
+            published = CurrentState.TransactionId;
             Readers.CollectSnapshots(_snapshots);
-            KeepDurablePoint(_snapshots, transactionId);
+            KeepDurablePoint(_snapshots, published);
             var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             foreach (var (pageNumber, page) in dirty)
             {
-                if (!page.IsFreed) PageTable.Prune(pageNumber, snapshots, transactionId, _pruned);
+                if (!page.IsFreed) PageTable.Prune(pageNumber, snapshots, published, _pruned);
             }
+            // Pages of earlier commits pruned while they waited for their write: what they superseded may go now.
+            foreach (var pageNumber in _prunePages) PageTable.Prune(pageNumber, snapshots, published, _pruned);
+        }
+        var done = 0;
+        while (_prunePending.TryPeek(out var waiting) && waiting.TransactionId <= published)
+        {
+            done += _prunePending.Dequeue().PageCount;
+        }
+        _prunePages.RemoveRange(0, done);
+        if (transactionId > published)
+        {
+            var count = 0;
+            foreach (var (pageNumber, page) in dirty)
+            {
+                if (page.IsFreed) continue;
+                _prunePages.Add(pageNumber);
+                count++;
+            }
+            _prunePending.Enqueue((transactionId, count));
         }
         foreach (var buffer in _pruned) Scratch.Return(buffer, onWriter: true);
         _pruned.Clear();
         if (Reclaimer.HasWaiting) Reclaimer.Reclaim(Readers.ReclaimableEpoch(), onWriter: true);
         return waited;
     }
+
+    /// <summary>Pages of commits that were not yet visible when they pruned, oldest first (the writer's own).</summary>
+    private readonly List<long> _prunePages = [];
+
+    /// <summary>Those commits and how many of <see cref="_prunePages"/> each added.</summary>
+    private readonly Queue<(long TransactionId, int PageCount)> _prunePending = new();
 
     /// <summary>
     /// Flushes and syncs everything committed. Open read transactions keep their snapshot readable until
@@ -236,7 +311,7 @@ public sealed partial class StorageEnvironment
         {
             try
             {
-                WriteLazyCommits();
+                WritePendingCommits();
                 _flusher.FlushAndSync(forceSync: true);
             }
             catch (Exception e) when (e is StorageException or IOException)

@@ -28,7 +28,11 @@ public sealed partial class StorageEnvironment : IDisposable
 
     /// <summary>Where write transactions spend their time (<see cref="EnvironmentStats.CommitPhases"/>).</summary>
     internal Diagnostics.CommitProfile Profile { get; } = new();
+    /// <summary>The state readers begin on: the last commit durable in the journal (or a lazy one, visible at once).</summary>
     private EnvironmentState _state;
+
+    /// <summary>The state the next write transaction begins on: the last commit appended, durable or not (written by the writer only).</summary>
+    private EnvironmentState _writerState;
     private int _lifetimeReferences = 1;
     private volatile bool _disposed;
     private volatile Exception? _poison;
@@ -51,7 +55,10 @@ public sealed partial class StorageEnvironment : IDisposable
         ReaderMonitor = new ReaderMonitor(this);
         EnvironmentId = header.EnvironmentId;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
+        _writerState = _state;
         Journal = journal;
+        journal.DurableWriteTimed = OnDurableWrite;
+        journal.WriteFailed = Poison;
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
         _metrics = new Diagnostics.StorageMetrics(this);
@@ -492,21 +499,27 @@ public sealed partial class StorageEnvironment : IDisposable
         Diagnostics.CommitProfile.Add(ref Profile.WriteLockWaitTicks, waitStarted, began);
         Volatile.Write(ref _writerBeganAt, beganAt);
         Volatile.Write(ref _writerBeganTimestamp, began);
-        var slot = Readers.Register(ref _state, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
+        var slot = Readers.Register(ref _writerState, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
         Debug.Assert(_dirtyPages.Count == 0, "the previous write transaction left no dirty pages");
         return new WriteTransaction(this, new PageTransaction(this, slot, state, _dirtyPages), began, beganAt);
     }
 
     internal void ReleaseTransaction(Transaction transaction)
     {
-        if (transaction.IsWritable)
-        {
-            Volatile.Write(ref _writerBeganTimestamp, 0);
-            Volatile.Write(ref _writerBeganAt, null);
-            _writeLock.Release();
-        }
+        if (transaction.IsWritable) ReleaseWriteLock();
         ReleaseLifetimeReference();
     }
+
+    /// <summary>The write transaction ended or appended its commit: the next one may begin.</summary>
+    internal void ReleaseWriteLock()
+    {
+        Volatile.Write(ref _writerBeganTimestamp, 0);
+        Volatile.Write(ref _writerBeganAt, null);
+        _writeLock.Release();
+    }
+
+    /// <summary>A transaction that released the write lock early is disposed.</summary>
+    internal void ReleaseCommittedWriter() => ReleaseLifetimeReference();
 
     /// <summary>
     /// A transaction was collected without being disposed; its finalizer has released what it held. Counted and
@@ -556,7 +569,7 @@ public sealed partial class StorageEnvironment : IDisposable
         AddLifetimeReference();
         try
         {
-            WriteLazyCommits();
+            WritePendingCommits();
             _flusher.FlushAndSync(forceSync: true, forceSweep: true);
         }
         catch (Exception e)

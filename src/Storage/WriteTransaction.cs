@@ -90,10 +90,51 @@ public sealed class WriteTransaction : Transaction
     /// Makes the changes visible to transactions that begin afterwards, and durable before it returns
     /// (<see cref="CommitDurability.Durable"/>) or soon after (<see cref="CommitDurability.Lazy"/>).
     /// </summary>
+    /// <remarks>
+    /// Group commit: the write lock is released as soon as the journal entry is built, so the next write transaction
+    /// builds on this one while the disk works, and entries of commits that wait together go out in one durable write.
+    /// Readers see a durable commit once its write returns. If that write fails, this commit and every later one not
+    /// yet durable fail with <see cref="StorageErrorCode.EnvironmentPoisoned"/>; none of them was acknowledged.
+    /// </remarks>
     public CommitStats Commit(CommitDurability durability)
+    {
+        var pending = Append(durability);
+        return Environment.CompleteCommit(pending);
+    }
+
+    /// <summary>
+    /// As <see cref="Commit(CommitDurability)"/>, but the returned task completes when the commit is durable (or, for
+    /// <see cref="CommitDurability.Lazy"/>, visible) and no thread is blocked while the journal write runs.
+    /// </summary>
+    /// <remarks>
+    /// The transaction's journal entry is built and handed to the journal before this method returns, and the write
+    /// lock is released then, so the next write transaction can begin. <paramref name="cancellationToken"/> is
+    /// observed until then: cancelled before, the transaction is rolled back and disposed, and the task is
+    /// cancelled. Once the entry is handed over the commit can no longer be cancelled: the task completes when the
+    /// write does, whatever the token says.
+    /// </remarks>
+    public ValueTask<CommitStats> CommitAsync(CancellationToken cancellationToken = default) => CommitAsync(CommitDurability.Durable, cancellationToken);
+
+    /// <inheritdoc cref="CommitAsync(CancellationToken)"/>
+    public ValueTask<CommitStats> CommitAsync(CommitDurability durability, CancellationToken cancellationToken = default)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            EnsureUsable();
+            Fail();
+            Dispose();
+            return ValueTask.FromCanceled<CommitStats>(cancellationToken);
+        }
+        var pending = Append(durability);
+        return Environment.CompleteCommitAsync(pending);
+    }
+
+    /// <summary>Appends the commit to the journal and releases the write lock; the caller waits for the write.</summary>
+    private StorageEnvironment.PendingCommit Append(CommitDurability durability)
     {
         if (durability is not (CommitDurability.Durable or CommitDurability.Lazy)) throw new ArgumentOutOfRangeException(nameof(durability), durability, null);
         EnsureUsable();
+        StorageEnvironment.PendingCommit pending;
         try
         {
             Span<byte> key = stackalloc byte[256];
@@ -102,15 +143,27 @@ public sealed class WriteTransaction : Transaction
                 if (!tree.State.IsDirty) continue;
                 PersistHeader(key[..EncodeName(name, key)], tree.State);
             }
-            var stats = Environment.Commit(this, durability);
-            _status = TransactionStatus.Committed;
-            return stats;
+            pending = Environment.AppendCommit(this, durability);
         }
         catch
         {
             Fail();
             throw;
         }
+        _status = TransactionStatus.Committed;
+        // The next write transaction may begin on top of this one while its journal entry goes to the disk.
+        ReleaseWriter();
+        return pending;
+    }
+
+    /// <summary>Whether the write lock and the snapshot went at commit, before the durable write.</summary>
+    private bool _writerReleased;
+
+    private void ReleaseWriter()
+    {
+        Pages.Release();
+        _writerReleased = true;
+        Environment.ReleaseWriteLock();
     }
 
     private void PersistHeader(ReadOnlySpan<byte> name, TreeState state)
@@ -122,6 +175,11 @@ public sealed class WriteTransaction : Transaction
 
     private protected override void End()
     {
+        if (_writerReleased)
+        {
+            Environment.ReleaseCommittedWriter();
+            return;
+        }
         if (_status != TransactionStatus.Committed)
         {
             Pages.DiscardDirty();

@@ -47,11 +47,16 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
 
-    /// <summary>Records one commit's duration and its journal write's (negative: none, a lazy commit), both in <see cref="Stopwatch"/> ticks (nothing happens unless a listener is on).</summary>
-    public void RecordCommit(long commitTicks, long journalWriteTicks)
+    /// <summary>Records one commit's duration in <see cref="Stopwatch"/> ticks (nothing happens unless a listener is on).</summary>
+    public void RecordCommit(long commitTicks)
     {
         if (_commitDuration.Enabled) _commitDuration.Record(commitTicks / (double)Stopwatch.Frequency);
-        if (journalWriteTicks >= 0 && _journalWriteDuration.Enabled) _journalWriteDuration.Record(journalWriteTicks / (double)Stopwatch.Frequency);
+    }
+
+    /// <summary>Records one durable journal write's duration in <see cref="Stopwatch"/> ticks.</summary>
+    public void RecordJournalWrite(long journalWriteTicks)
+    {
+        if (_journalWriteDuration.Enabled) _journalWriteDuration.Record(journalWriteTicks / (double)Stopwatch.Frequency);
     }
 
     private static IEnumerable<Measurement<double>> PhaseMeasurements(CommitPhaseTimes phases)

@@ -130,7 +130,7 @@ internal sealed class Flusher : IDisposable
     private int NextWaitMs()
     {
         var interval = _env.Options.FlushIntervalMs;
-        var lazySince = _env.Journal.LazySinceTimestamp;
+        var lazySince = _env.Journal.PendingSinceTimestamp;
         if (lazySince == 0) return interval;
         var left = _env.Options.LazyCommitDelay.TotalMilliseconds - Stopwatch.GetElapsedTime(lazySince).TotalMilliseconds;
         return (int)Math.Clamp(Math.Ceiling(left), 0, interval);
@@ -139,16 +139,16 @@ internal sealed class Flusher : IDisposable
     /// <summary>Writes the lazy commits' entries once the oldest has waited <see cref="StorageOptions.LazyCommitDelay"/>; false when that failed (the environment is poisoned).</summary>
     private bool WriteLazyEntriesIfDue()
     {
-        var lazySince = _env.Journal.LazySinceTimestamp;
+        var lazySince = _env.Journal.PendingSinceTimestamp;
         if (lazySince == 0 || Stopwatch.GetElapsedTime(lazySince) < _env.Options.LazyCommitDelay) return true;
         try
         {
-            _env.WriteLazyCommits();
+            _env.WritePendingCommits();
             return true;
         }
         catch (Exception)
         {
-            // WriteLazyCommits poisoned the environment: the journal position is no longer trustworthy.
+            // WritePendingCommits poisoned the environment: the journal position is no longer trustworthy.
             return false;
         }
     }

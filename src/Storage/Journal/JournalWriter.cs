@@ -41,18 +41,37 @@ internal sealed unsafe class JournalWriter : IDisposable
     private (JournalFile File, long OffsetBytes, JournalEndMarker Marker)? _pendingEndMarker;
 
     /// <summary>
-    /// Serializes the journal's file I/O and position: the committing thread (reserve, append, write) and the flusher
-    /// (writing lazy entries when their time is up) both go through it.
+    /// Serializes the journal's file I/O: durable writes, file switches, and the end markers between files. Held while
+    /// the disk works; entries are appended meanwhile under <see cref="_pendingLock"/> only.
     /// </summary>
     private readonly object _ioLock = new();
 
-    /// <summary>Entries of lazy commits not yet written: they go to the current file at <see cref="_lazyStart"/>, in one write.</summary>
-    private readonly AlignedBuffer _lazy = new(64 << 10);
-    private long _lazyLength;
-    private long _lazyStart;
-    private long _lazyLastTransactionId;
-    private long _lazySinceTimestamp;
+    /// <summary>Guards the entries waiting to be written and the position after them (held briefly, never during I/O).</summary>
+    private readonly object _pendingLock = new();
+
+    /// <summary>
+    /// Entries appended but not yet written, of durable and lazy commits alike: they go to the current file at
+    /// <see cref="_pendingStart"/>, in one write. While one batch is written, the next fills the other buffer.
+    /// </summary>
+    private AlignedBuffer _pending = new(64 << 10);
+    private AlignedBuffer _inFlight = new(64 << 10);
+    private long _pendingLength;
+    private long _pendingStart;
+    private long _pendingLastTransactionId;
+    private long _pendingSinceTimestamp;
     private long _durableTransactionId;
+
+    /// <summary>The first failed durable write: every later one fails with it, and nothing after it is acknowledged.</summary>
+    private Exception? _failure;
+
+    /// <summary>Committers waiting for their entries to be durable (group commit).</summary>
+    public DurableWaiters Waiters { get; }
+
+    /// <summary>Told of every durable write of entries: bytes and stopwatch ticks.</summary>
+    public Action<long, long>? DurableWriteTimed { get; set; }
+
+    /// <summary>Told once, of the first failed durable write.</summary>
+    public Action<Exception>? WriteFailed { get; set; }
 
     public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
     {
@@ -63,6 +82,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         _nextNumber = firstFreeFileNumber;
         _nextSizeBytes = minFileSizeBytes;
         _maxFileSizeBytes = maxFileSizeBytes;
+        Waiters = new DurableWaiters(this);
         AdoptSpares();
     }
 
@@ -118,7 +138,7 @@ internal sealed unsafe class JournalWriter : IDisposable
     {
         get
         {
-            lock (_ioLock)
+            lock (_pendingLock)
             {
                 lock (_lock) return (_files[^1].Number, _position);
             }
@@ -155,9 +175,11 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// after it), switching to a spare (or creating one) if not. Writes nothing to the current file: a failure
     /// here (a full disk) leaves the journal as it was.
     /// </summary>
+    /// <remarks>Called by the committing thread only (with the write lock held): nothing else moves the position.</remarks>
     public void Reserve(long lengthBytes, long transactionId)
     {
-        lock (_ioLock)
+        ThrowIfFailed();
+        lock (_pendingLock)
         {
             JournalFile? current;
             lock (_lock)
@@ -166,94 +188,113 @@ internal sealed unsafe class JournalWriter : IDisposable
                 current = _files.Count > 0 ? _files[^1] : null;
             }
             if (current is not null && _position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes) return;
-            // Lazy entries waiting for the current file go out first: a file's entries are written before the next file's.
-            WriteLazyLocked();
+        }
+        lock (_ioLock)
+        {
+            // Entries waiting for the current file go out first: a file's entries are written before the next file's.
+            WritePendingLocked();
             Switch(lengthBytes, transactionId);
+        }
+    }
+
+    /// <summary>Whether a write failed or the journal was closed: no entry waiting will be written.</summary>
+    public bool IsFailedOrClosed => Volatile.Read(ref _failure) is not null || Volatile.Read(ref _closed);
+
+    public void ThrowIfFailedOrClosed()
+    {
+        ThrowIfFailed();
+        if (Volatile.Read(ref _closed)) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed before the transaction's journal entry was written; it was not committed.");
+    }
+
+    private void ThrowIfFailed()
+    {
+        var failure = Volatile.Read(ref _failure);
+        if (failure is not null)
+        {
+            throw new StorageException(StorageErrorCode.EnvironmentPoisoned,
+                $"A journal write failed ({failure.Message}); transactions not yet durable were not committed. Reopen the environment to recover from the journal.", failure);
         }
     }
 
     /// <summary>The last transaction whose entry is durable in the journal.</summary>
     public long DurableTransactionId => Interlocked.Read(ref _durableTransactionId);
 
-    /// <summary>Whether lazy entries wait to be written.</summary>
-    public bool HasLazyEntries => Volatile.Read(ref _lazySinceTimestamp) != 0;
+    /// <summary>Whether entries wait to be written.</summary>
+    public bool HasPendingEntries => Volatile.Read(ref _pendingSinceTimestamp) != 0;
 
-    /// <summary>When the oldest lazy entry waiting was appended (a <see cref="System.Diagnostics.Stopwatch"/> timestamp), or 0.</summary>
-    public long LazySinceTimestamp => Volatile.Read(ref _lazySinceTimestamp);
+    /// <summary>When the oldest entry waiting was appended (a <see cref="System.Diagnostics.Stopwatch"/> timestamp), or 0.</summary>
+    public long PendingSinceTimestamp => Volatile.Read(ref _pendingSinceTimestamp);
 
     /// <summary>
-    /// Writes one entry durably, after <see cref="Reserve"/>, in the same write as the lazy entries before it. Returns
-    /// where it starts.
+    /// Adds an entry, after <see cref="Reserve"/>, to those the next durable write takes (in order, each with its own
+    /// header and checksum). Returns where it will be. Called by the committing thread only.
     /// </summary>
-    public (long FileNumber, long OffsetBytes) Write(byte* entry, long lengthBytes, long transactionId)
+    public (long FileNumber, long OffsetBytes) Append(byte* entry, long lengthBytes, long transactionId)
     {
-        lock (_ioLock)
+        lock (_pendingLock)
         {
-            if (_lazyLength > 0)
-            {
-                var position = AppendLocked(entry, lengthBytes, transactionId);
-                WriteLazyLocked();
-                return position;
-            }
             var current = CurrentFile();
             System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
-            WritePendingEndMarker();
+            if (_pendingLength == 0)
+            {
+                _pendingStart = _position;
+                Volatile.Write(ref _pendingSinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
+            }
+            _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
+            Buffer.MemoryCopy(entry, _pending.Pointer + _pendingLength, lengthBytes, lengthBytes);
+            _pendingLength += lengthBytes;
+            _pendingLastTransactionId = transactionId;
             var start = _position;
-            WriteDurably(current, entry, lengthBytes, start);
             _position = start + lengthBytes;
-            MarkDurable(transactionId);
             return (current.Number, start);
         }
     }
 
-    /// <summary>
-    /// Adds a lazy commit's entry, after <see cref="Reserve"/>, to the entries written with the next durable commit or by
-    /// <see cref="WriteLazy"/>. Returns where it will be.
-    /// </summary>
-    public (long FileNumber, long OffsetBytes) Append(byte* entry, long lengthBytes, long transactionId)
+    /// <summary>Writes the entries waiting, durably, in one write; returns whether there were any.</summary>
+    public bool WritePending()
     {
         lock (_ioLock)
         {
-            return AppendLocked(entry, lengthBytes, transactionId);
+            return WritePendingLocked();
         }
     }
 
-    /// <summary>Writes the lazy entries waiting, durably, in one write; returns whether there were any.</summary>
-    public bool WriteLazy()
+    /// <summary>Called with <see cref="_ioLock"/> held.</summary>
+    private bool WritePendingLocked()
     {
-        lock (_ioLock)
+        ThrowIfFailed();
+        AlignedBuffer batch;
+        long start, length, lastTransactionId;
+        JournalFile file;
+        lock (_pendingLock)
         {
-            return WriteLazyLocked();
+            if (_pendingLength == 0) return false;
+            (batch, _inFlight, _pending) = (_pending, _pending, _inFlight);
+            start = _pendingStart;
+            length = _pendingLength;
+            lastTransactionId = _pendingLastTransactionId;
+            _pendingLength = 0;
+            Volatile.Write(ref _pendingSinceTimestamp, 0);
+            file = CurrentFile();
         }
-    }
-
-    private (long FileNumber, long OffsetBytes) AppendLocked(byte* entry, long lengthBytes, long transactionId)
-    {
-        var current = CurrentFile();
-        System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
-        if (_lazyLength == 0)
+        try
         {
-            _lazyStart = _position;
-            Volatile.Write(ref _lazySinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
+            var started = System.Diagnostics.Stopwatch.GetTimestamp();
+            WritePendingEndMarker();
+            WriteDurably(file, batch.Pointer, length, start);
+            DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
         }
-        _lazy.EnsureCapacity(_lazyLength + lengthBytes, _lazyLength);
-        Buffer.MemoryCopy(entry, _lazy.Pointer + _lazyLength, lengthBytes, lengthBytes);
-        _lazyLength += lengthBytes;
-        _lazyLastTransactionId = transactionId;
-        var start = _position;
-        _position = start + lengthBytes;
-        return (current.Number, start);
-    }
-
-    private bool WriteLazyLocked()
-    {
-        if (_lazyLength == 0) return false;
-        WritePendingEndMarker();
-        WriteDurably(CurrentFile(), _lazy.Pointer, _lazyLength, _lazyStart);
-        _lazyLength = 0;
-        Volatile.Write(ref _lazySinceTimestamp, 0);
-        if (_lazy.Capacity > 16 << 20) _lazy.ShrinkTo(16 << 20);
-        MarkDurable(_lazyLastTransactionId);
+        catch (Exception e)
+        {
+            // Whether any of the batch reached the disk is unknown: the position is no longer trustworthy, so nothing
+            // after this is written or acknowledged.
+            if (Interlocked.CompareExchange(ref _failure, e, null) is null) WriteFailed?.Invoke(e);
+            Waiters.WakeAll();
+            throw;
+        }
+        if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
+        MarkDurable(lastTransactionId);
+        Waiters.WakeDurable();
         return true;
     }
 
@@ -425,10 +466,16 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
         lock (_ioLock)
         {
-            // Lazy entries not written by now are lost, as in a crash: the caller writes them first when it can.
-            _lazyLength = 0;
-            Volatile.Write(ref _lazySinceTimestamp, 0);
-            _lazy.Dispose();
+            lock (_pendingLock)
+            {
+                // Entries not written by now are lost, as in a crash: the caller writes them first when it can.
+                _pendingLength = 0;
+                Volatile.Write(ref _pendingSinceTimestamp, 0);
+                _pending.Dispose();
+                _inFlight.Dispose();
+            }
         }
+        // Committers still waiting learn that their transactions were not committed.
+        Waiters.WakeAll();
     }
 }
