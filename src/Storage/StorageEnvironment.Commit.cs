@@ -160,7 +160,7 @@ public sealed partial class StorageEnvironment
         var profile = Profile;
         if (stats.IsDurable)
         {
-            if (Journal.DurableTransactionId < stats.TransactionId) Journal.ThrowIfFailedOrClosed();
+            if (Journal.DurableTransactionId < stats.TransactionId) Journal.ThrowIfFailedOrClosed(stats.TransactionId);
             PublishDurableCommits();
             var durable = CommitProfile.Now();
             CommitProfile.Add(ref profile.WriteTicks, pending.AppendedTimestamp, durable);

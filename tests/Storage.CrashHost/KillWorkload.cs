@@ -84,6 +84,37 @@ internal static class KillWorkload
         tree.Put(LastKey, LastValue(transaction));
     }
 
+    /// <summary>The tree the concurrent committers write, each its own keys, beside the sequential workload's.</summary>
+    public const string ConcurrentTreeName = "kill-concurrent";
+
+    /// <summary>Concurrent committers: even ones commit with <see cref="WriteTransaction.Commit()"/> on their own thread, odd ones with <see cref="WriteTransaction.CommitAsync(CancellationToken)"/>.</summary>
+    public const int Workers = 4;
+
+    /// <summary>How many of a concurrent committer's transactions' keys are alive at once.</summary>
+    public const int ConcurrentWindow = 8;
+
+    public static byte[] ConcurrentKey(int worker, long transaction) => Encoding.ASCII.GetBytes($"w{worker:D2}-{transaction:D8}");
+
+    public static byte[] ConcurrentLastKey(int worker) => Encoding.ASCII.GetBytes($"last-w{worker:D2}");
+
+    public static byte[] ConcurrentValue(int worker, long transaction) => Value(transaction, 1000 + worker);
+
+    /// <summary>
+    /// Concurrent committer <paramref name="worker"/>'s transaction <paramref name="transaction"/> (1, 2, ...): its key, the
+    /// deletion of its key <see cref="ConcurrentWindow"/> transactions back, and its <c>last-w</c> key.
+    /// </summary>
+    public static void WriteConcurrent(WriteTransaction tx, int worker, long transaction)
+    {
+        var tree = tx.OpenOrCreateTree(ConcurrentTreeName);
+        tree.Put(ConcurrentKey(worker, transaction), ConcurrentValue(worker, transaction));
+        var expired = transaction - ConcurrentWindow;
+        if (expired >= 1 && !tree.Delete(ConcurrentKey(worker, expired)))
+        {
+            throw new InvalidOperationException($"Worker {worker}'s key of transaction {expired} was missing when transaction {transaction} went to delete it.");
+        }
+        tree.Put(ConcurrentLastKey(worker), LastValue(transaction));
+    }
+
     private static ulong Mix(ulong x)
     {
         x ^= x >> 33;

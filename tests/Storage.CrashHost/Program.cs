@@ -2,7 +2,8 @@ using Storage;
 using Storage.CrashHost;
 
 // Modes:
-//   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit
+//   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit,
+//                      while KillWorkload.Workers concurrent committers (sync and async) print "CACK <worker> <i>"
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -34,24 +35,99 @@ static int Loop(string dir, int seed)
 {
     using var env = StorageEnvironment.Open(dir, KillWorkload.Options(seed));
     long next;
+    var nextOfWorker = new long[KillWorkload.Workers];
     using (var read = env.BeginRead())
     {
         next = read.TryOpenTree(KillWorkload.TreeName, out var tree) && tree.TryGet(KillWorkload.LastKey, out var last)
             ? KillWorkload.ParseLast(last) + 1
             : 1;
+        var hasConcurrent = read.TryOpenTree(KillWorkload.ConcurrentTreeName, out var concurrent);
+        for (var w = 0; w < KillWorkload.Workers; w++)
+        {
+            nextOfWorker[w] = hasConcurrent && concurrent.TryGet(KillWorkload.ConcurrentLastKey(w), out var lastOfWorker)
+                ? KillWorkload.ParseLast(lastOfWorker) + 1
+                : 1;
+        }
     }
-    var stdout = Console.Out;
+    var stdout = Console.Out; // synchronized: one line at a time
     stdout.WriteLine($"READY {next}");
     stdout.Flush();
+    // Concurrent committers beside the sequential loop, each acknowledging "CACK <worker> <i>" once its commit returned.
+    for (var w = 0; w < KillWorkload.Workers; w++)
+    {
+        var worker = w;
+        if (worker % 2 == 0)
+        {
+            new Thread(() => GuardThread(() =>
+            {
+                for (var i = nextOfWorker[worker]; ; i++)
+                {
+                    using (var tx = env.BeginWrite(TimeSpan.FromMinutes(5)))
+                    {
+                        KillWorkload.WriteConcurrent(tx, worker, i);
+                        tx.Commit();
+                    }
+                    Acknowledge(stdout, worker, i);
+                }
+            })) { IsBackground = true }.Start();
+        }
+        else
+        {
+            _ = Task.Run(() => GuardAsync(async () =>
+            {
+                for (var i = nextOfWorker[worker]; ; i++)
+                {
+                    using (var tx = await env.BeginWriteAsync())
+                    {
+                        KillWorkload.WriteConcurrent(tx, worker, i);
+                        await tx.CommitAsync();
+                    }
+                    Acknowledge(stdout, worker, i);
+                }
+            }));
+        }
+    }
     for (var i = next; ; i++)
     {
-        using (var tx = env.BeginWrite())
+        using (var tx = env.BeginWrite(TimeSpan.FromMinutes(5)))
         {
             KillWorkload.Write(tx, i);
             tx.Commit();
         }
         stdout.WriteLine($"ACK {i}");
         stdout.Flush();
+    }
+}
+
+static void Acknowledge(TextWriter stdout, int worker, long transaction)
+{
+    stdout.WriteLine($"CACK {worker} {transaction}");
+    stdout.Flush();
+}
+
+static void GuardThread(Action body)
+{
+    try
+    {
+        body();
+    }
+    catch (Exception e)
+    {
+        Console.Error.WriteLine($"FAILED {e}");
+        Environment.Exit(3);
+    }
+}
+
+static async Task GuardAsync(Func<Task> body)
+{
+    try
+    {
+        await body();
+    }
+    catch (Exception e)
+    {
+        Console.Error.WriteLine($"FAILED {e}");
+        Environment.Exit(3);
     }
 }
 

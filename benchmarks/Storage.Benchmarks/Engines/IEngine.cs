@@ -16,5 +16,5 @@ internal interface IEngine
     string? UnavailableReason { get; }
 
     /// <summary>Opens the engine in <paramref name="directory"/>, creating the one tree/table the workloads use when missing.</summary>
-    IEngineInstance Open(string directory);
+    IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable);
 }

@@ -6,8 +6,8 @@ namespace Storage.Benchmarks.Engines;
 /// <summary>An open engine. Dispose it to flush and sync everything and close it.</summary>
 internal interface IEngineInstance : IDisposable
 {
-    /// <summary>Writes the batch in one transaction and returns once the commit is durable.</summary>
-    void WriteDurable(KeyValueBatch batch);
+    /// <summary>Writes the batch in one transaction and returns once the commit is durable (acknowledged, when opened with <see cref="CommitMode.Lazy"/>).</summary>
+    void Commit(KeyValueBatch batch);
 
     /// <summary>Begins a snapshot reader; use it on the calling thread only and dispose it there.</summary>
     IEngineReader BeginRead();

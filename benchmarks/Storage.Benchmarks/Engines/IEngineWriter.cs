@@ -6,5 +6,19 @@ namespace Storage.Benchmarks.Engines;
 internal interface IEngineWriter : IDisposable
 {
     /// <summary>Writes the batch in one transaction and returns once the commit is durable.</summary>
-    void WriteDurable(KeyValueBatch batch);
+    void Commit(KeyValueBatch batch);
+}
+
+/// <summary>A writer whose engine has an asynchronous commit (W6-async): no thread waits while the disk works.</summary>
+internal interface IAsyncEngineWriter : IEngineWriter
+{
+    /// <summary>Writes the batch in one transaction; completes once the commit is durable.</summary>
+    ValueTask CommitAsync(KeyValueBatch batch);
+}
+
+/// <summary>An engine that merges many callers' writes into one transaction (W6-merged).</summary>
+internal interface IMergingEngineInstance : IEngineInstance
+{
+    /// <summary>Submits the batch's puts as one operation to be merged with other callers'; returns once the merged commit is durable.</summary>
+    void CommitMerged(KeyValueBatch batch);
 }

@@ -14,7 +14,7 @@ internal sealed class LmdbEngine : IEngine
 
     public string? UnavailableReason => s_unavailableReason.Value;
 
-    public IEngineInstance Open(string directory) => new LmdbEngineInstance(directory);
+    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new LmdbEngineInstance(directory, mode);
 
     /// <summary>Null when a liblmdb loads (asked for its version), else why not.</summary>
     private static string? Probe()

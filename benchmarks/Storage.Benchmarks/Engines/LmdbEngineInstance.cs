@@ -23,8 +23,11 @@ internal sealed class LmdbEngineInstance : IEngineInstance
 
     static LmdbEngineInstance() => LmdbNativeLibrary.Register();
 
-    public LmdbEngineInstance(string directory)
+    private readonly CommitMode _mode;
+
+    public LmdbEngineInstance(string directory, CommitMode mode = CommitMode.Durable)
     {
+        _mode = mode;
         Directory.CreateDirectory(directory);
         _environment = new LightningEnvironment(directory, new EnvironmentConfiguration
         {
@@ -34,7 +37,7 @@ internal sealed class LmdbEngineInstance : IEngineInstance
         try
         {
             _version = VersionText(_environment.Version);
-            _environment.Open(EnvironmentOpenFlags.None);
+            _environment.Open(mode == CommitMode.Lazy ? EnvironmentOpenFlags.NoSync : EnvironmentOpenFlags.None);
             using var tx = _environment.BeginTransaction(TransactionBeginFlags.None);
             _database = tx.OpenDatabase(DatabaseName, new DatabaseConfiguration { Flags = DatabaseOpenFlags.Create }, closeOnDispose: false);
             tx.Commit().ThrowOnError();
@@ -60,14 +63,14 @@ internal sealed class LmdbEngineInstance : IEngineInstance
 
     private sealed class Writer(LmdbEngineInstance instance) : IEngineWriter
     {
-        public void WriteDurable(KeyValueBatch batch) => instance.WriteDurable(batch);
+        public void Commit(KeyValueBatch batch) => instance.Commit(batch);
 
         public void Dispose()
         {
         }
     }
 
-    public void WriteDurable(KeyValueBatch batch)
+    public void Commit(KeyValueBatch batch)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         // Disposing aborts the transaction unless it was committed.
@@ -88,6 +91,14 @@ internal sealed class LmdbEngineInstance : IEngineInstance
     {
         if (_disposed) return;
         _disposed = true;
-        _environment.Dispose();
+        try
+        {
+            // MDB_NOSYNC left the commits to the kernel: one sync makes them durable.
+            if (_mode == CommitMode.Lazy) _environment.Flush(force: true);
+        }
+        finally
+        {
+            _environment.Dispose();
+        }
     }
 }

@@ -17,5 +17,5 @@ internal sealed class RocksDbEngine : IEngine
 
     public string? UnavailableReason => s_unavailableReason.Value;
 
-    public IEngineInstance Open(string directory) => new RocksDbEngineInstance(directory);
+    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new RocksDbEngineInstance(directory, mode);
 }

@@ -17,13 +17,15 @@ internal sealed class RocksDbEngineInstance : IEngineInstance
     private readonly DbOptions _options;
     private readonly RocksDb _db;
     private readonly ColumnFamilyHandle _defaultFamily;
-    private readonly WriteOptions _durable = new WriteOptions().SetSync(true);
+    private readonly WriteOptions _durable;
     private readonly WriteBatch _batch = new();
     private IReadOnlyList<Figure> _figuresAtClose = [];
     private bool _disposed;
 
-    public RocksDbEngineInstance(string directory)
+    public RocksDbEngineInstance(string directory, CommitMode mode = CommitMode.Durable)
     {
+        // sync=false leaves the WAL to the kernel; closing flushes the memtable into synced SST files.
+        _durable = new WriteOptions().SetSync(mode == CommitMode.Durable);
         Directory.CreateDirectory(directory);
         _options = new DbOptions().SetCreateIfMissing(true);
         // Opened with its column families (only the default one), so that the default family's handle is at hand.
@@ -51,7 +53,7 @@ internal sealed class RocksDbEngineInstance : IEngineInstance
         }
     }
 
-    public void WriteDurable(KeyValueBatch batch)
+    public void Commit(KeyValueBatch batch)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         Write(_db, _batch, _durable, batch);
@@ -78,7 +80,7 @@ internal sealed class RocksDbEngineInstance : IEngineInstance
     {
         private readonly WriteBatch _batch = new();
 
-        public void WriteDurable(KeyValueBatch batch) => Write(instance._db, _batch, instance._durable, batch);
+        public void Commit(KeyValueBatch batch) => Write(instance._db, _batch, instance._durable, batch);
 
         public void Dispose() => _batch.Dispose();
     }

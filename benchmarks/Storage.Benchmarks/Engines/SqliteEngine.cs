@@ -11,5 +11,5 @@ internal sealed class SqliteEngine : IEngine
 
     public string? UnavailableReason => null;
 
-    public IEngineInstance Open(string directory) => new SqliteEngineInstance(directory);
+    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new SqliteEngineInstance(directory, mode);
 }

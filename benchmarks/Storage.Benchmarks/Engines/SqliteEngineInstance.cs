@@ -24,8 +24,11 @@ internal sealed class SqliteEngineInstance : IEngineInstance
     private readonly string _directory;
     private bool _disposed;
 
-    public SqliteEngineInstance(string directory)
+    private readonly CommitMode _mode;
+
+    public SqliteEngineInstance(string directory, CommitMode mode = CommitMode.Durable)
     {
+        _mode = mode;
         Directory.CreateDirectory(directory);
         _directory = directory;
         // No pooling, so that Dispose really closes the database (checkpointing the WAL into it).
@@ -40,7 +43,8 @@ internal sealed class SqliteEngineInstance : IEngineInstance
         {
             _connection.Open();
             Execute(_connection, "PRAGMA journal_mode=WAL;");
-            Execute(_connection, "PRAGMA synchronous=FULL;");
+            // NORMAL in WAL mode: commits are not synced, checkpoints (and the one at close) are.
+            Execute(_connection, mode == CommitMode.Lazy ? "PRAGMA synchronous=NORMAL;" : "PRAGMA synchronous=FULL;");
             Execute(_connection, "CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID;");
             _begin = Prepare(_connection, "BEGIN IMMEDIATE;");
             _commit = Prepare(_connection, "COMMIT;");
@@ -55,7 +59,7 @@ internal sealed class SqliteEngineInstance : IEngineInstance
         }
     }
 
-    public void WriteDurable(KeyValueBatch batch)
+    public void Commit(KeyValueBatch batch)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         _begin.ExecuteNonQuery();
@@ -77,11 +81,11 @@ internal sealed class SqliteEngineInstance : IEngineInstance
     }
 
     /// <summary>A connection of its own with its own prepared statements (a connection is not shared across threads).</summary>
-    public IEngineWriter CreateWriter() => new Writer(new SqliteEngineInstance(_directory));
+    public IEngineWriter CreateWriter() => new Writer(new SqliteEngineInstance(_directory, _mode));
 
     private sealed class Writer(SqliteEngineInstance connection) : IEngineWriter
     {
-        public void WriteDurable(KeyValueBatch batch) => connection.WriteDurable(batch);
+        public void Commit(KeyValueBatch batch) => connection.Commit(batch);
 
         public void Dispose() => connection.Dispose();
     }

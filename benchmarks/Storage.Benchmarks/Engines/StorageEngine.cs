@@ -12,5 +12,5 @@ internal sealed class StorageEngine : IEngine
 
     public string? UnavailableReason => null;
 
-    public IEngineInstance Open(string directory) => new StorageEngineInstance(directory);
+    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new StorageEngineInstance(directory, mode);
 }

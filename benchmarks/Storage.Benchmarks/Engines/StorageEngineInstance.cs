@@ -5,7 +5,7 @@ using Storage.Benchmarks.Reporting;
 namespace Storage.Benchmarks.Engines;
 
 /// <summary>An open <see cref="StorageEnvironment"/> with one tree, recording every commit's and flush's figures.</summary>
-internal sealed class StorageEngineInstance : IEngineInstance
+internal sealed class StorageEngineInstance : IMergingEngineInstance
 {
     public const string TreeName = "kv";
 
@@ -26,8 +26,11 @@ internal sealed class StorageEngineInstance : IEngineInstance
     private EnvironmentStats? _statsBeforeDispose;
     private bool _disposed;
 
-    public StorageEngineInstance(string directory)
+    private readonly CommitDurability _durability;
+
+    public StorageEngineInstance(string directory, CommitMode mode = CommitMode.Durable)
     {
+        _durability = mode == CommitMode.Lazy ? CommitDurability.Lazy : CommitDurability.Durable;
         _environment = StorageEnvironment.Open(directory, StorageOptions.Default with { OnFlush = RecordFlush });
         try
         {
@@ -42,7 +45,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
         }
     }
 
-    public void WriteDurable(KeyValueBatch batch)
+    public void Commit(KeyValueBatch batch)
     {
         CommitStats stats;
         var allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
@@ -50,7 +53,7 @@ internal sealed class StorageEngineInstance : IEngineInstance
         {
             var tree = tx.OpenTree(TreeName);
             for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
-            stats = tx.Commit();
+            stats = tx.Commit(_durability);
         }
         _allocatedBytes += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
         _pagesModified.Add(stats.PagesModified);
@@ -62,22 +65,37 @@ internal sealed class StorageEngineInstance : IEngineInstance
         if (stats.Compressed) _compressedCommits++;
     }
 
+    public void CommitMerged(KeyValueBatch batch) =>
+        _environment.Write(tx =>
+        {
+            var tree = tx.OpenTree(TreeName);
+            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+        });
+
     public IEngineReader BeginRead() => new StorageEngineReader(_environment);
 
-    public IEngineWriter CreateWriter() => new Writer(_environment);
+    public IEngineWriter CreateWriter() => new Writer(_environment, _durability);
 
     /// <summary>Every flush to the data file since open, in order (W8's table).</summary>
     public IReadOnlyList<FlushStats> FlushLog => [.. _flushLog];
 
     /// <summary>Commits without the per-commit figures (those are gathered on one thread only).</summary>
-    private sealed class Writer(StorageEnvironment environment) : IEngineWriter
+    private sealed class Writer(StorageEnvironment environment, CommitDurability durability) : IAsyncEngineWriter
     {
-        public void WriteDurable(KeyValueBatch batch)
+        public void Commit(KeyValueBatch batch)
         {
             using var tx = environment.BeginWrite();
             var tree = tx.OpenTree(TreeName);
             for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
-            tx.Commit();
+            tx.Commit(durability);
+        }
+
+        public async ValueTask CommitAsync(KeyValueBatch batch)
+        {
+            using var tx = await environment.BeginWriteAsync().ConfigureAwait(false);
+            var tree = tx.OpenTree(TreeName);
+            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            await tx.CommitAsync(durability).ConfigureAwait(false);
         }
 
         public void Dispose()

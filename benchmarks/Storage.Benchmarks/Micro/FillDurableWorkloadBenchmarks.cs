@@ -49,7 +49,7 @@ public class FillDurableWorkloadBenchmarks
     public void FillRandomDurable()
     {
         _batch.Fill(_randomKeys, _values, PutsPerTransaction);
-        _instance!.WriteDurable(_batch);
+        _instance!.Commit(_batch);
     }
 
     /// <summary>W2: the next 100 sequential keys in one durable commit.</summary>
@@ -57,7 +57,7 @@ public class FillDurableWorkloadBenchmarks
     public void FillSeqDurable()
     {
         _batch.Fill(_sequentialKeys, _values, PutsPerTransaction);
-        _instance!.WriteDurable(_batch);
+        _instance!.Commit(_batch);
     }
 
     private void Open(string workloadId)

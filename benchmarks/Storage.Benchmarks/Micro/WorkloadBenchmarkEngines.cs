@@ -93,7 +93,7 @@ internal static class WorkloadBenchmarkEngines
         for (var written = 0; written < keys; written += batch.Count)
         {
             batch.Fill(keySource, values, Math.Min(batch.Capacity, keys - written));
-            instance.WriteDurable(batch);
+            instance.Commit(batch);
         }
     }
 

@@ -26,6 +26,9 @@ internal abstract class FillDurableWorkload : IWorkload
     /// <summary>Figures comparing this run with another row of the same run (W1-held-reader against W1).</summary>
     protected virtual IEnumerable<Figure> Compared(IEngine engine, RunContext context, double rate) => [];
 
+    /// <summary>How commits reach the disk (W1-lazy: acknowledged before durable, one sync at the end).</summary>
+    protected virtual CommitMode Mode => CommitMode.Durable;
+
     /// <summary>The transactions and puts this workload runs (W5 has its own).</summary>
     protected virtual WorkloadCounts CountsFor(WorkloadCounts run) => run;
 
@@ -43,7 +46,7 @@ internal abstract class FillDurableWorkload : IWorkload
         double seconds;
         try
         {
-            figures = Fill(engine, directory, counts, CreateKeySource(), out seconds, holdReaderForCommits: HeldReaderCommits(counts));
+            figures = Fill(engine, directory, counts, CreateKeySource(), out seconds, holdReaderForCommits: HeldReaderCommits(counts), mode: Mode);
         }
         catch
         {
@@ -72,11 +75,11 @@ internal abstract class FillDurableWorkload : IWorkload
     /// clock starts) and ended after that many commits; the fill goes on without it.
     /// </summary>
     public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds,
-        Action<IEngineInstance>? afterDispose = null, int holdReaderForCommits = 0)
+        Action<IEngineInstance>? afterDispose = null, int holdReaderForCommits = 0, CommitMode mode = CommitMode.Durable)
     {
         var batch = new KeyValueBatch(counts.PutsPerTransaction);
         var values = new ValueSource();
-        var instance = engine.Open(directory);
+        var instance = engine.Open(directory, mode);
         DeviceIo before;
         long? rssAtRelease = null;
         var clock = new Stopwatch();
@@ -90,7 +93,7 @@ internal abstract class FillDurableWorkload : IWorkload
             for (var tx = 0; tx < counts.Transactions; tx++)
             {
                 batch.Fill(keys, values, counts.PutsPerTransaction);
-                instance.WriteDurable(batch);
+                instance.Commit(batch);
                 if (tx + 1 == holdReaderForCommits)
                 {
                     rssAtRelease = ProcessMemory.RssBytes();

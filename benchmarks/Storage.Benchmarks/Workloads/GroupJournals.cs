@@ -60,7 +60,7 @@ internal sealed class GroupJournals : IWorkload
                     for (var i = 0; i < perThread; i++)
                     {
                         batch.Fill(keys, values, PutsPerTransaction);
-                        instance.WriteDurable(batch);
+                        instance.Commit(batch);
                     }
                 });
             }, atStart: () => before = DeviceIo.Snapshot());

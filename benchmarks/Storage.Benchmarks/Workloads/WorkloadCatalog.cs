@@ -10,6 +10,7 @@ internal static class WorkloadCatalog
     [
         new FillRandomDurable(),
         new FillRandomHeldReader(),
+        new FillRandomLazy(),
         new FillSeqDurable(),
         new ReadRandom(),
         new ReadSeq(),

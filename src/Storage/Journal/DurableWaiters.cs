@@ -39,7 +39,7 @@ internal sealed class DurableWaiters
             lock (_lock)
             {
                 if (_journal.DurableTransactionId >= transactionId) return;
-                _journal.ThrowIfFailedOrClosed();
+                _journal.ThrowIfFailedOrClosed(transactionId);
                 lead = !_leading;
                 if (lead)
                 {
@@ -69,7 +69,7 @@ internal sealed class DurableWaiters
             if (_journal.DurableTransactionId >= transactionId) return default;
             try
             {
-                _journal.ThrowIfFailedOrClosed();
+                _journal.ThrowIfFailedOrClosed(transactionId);
             }
             catch (StorageException e)
             {

@@ -64,6 +64,9 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>The first failed durable write: every later one fails with it, and nothing after it is acknowledged.</summary>
     private Exception? _failure;
 
+    /// <summary>The last transaction whose entry was in the failed write.</summary>
+    private long _failedUpTo;
+
     /// <summary>Committers waiting for their entries to be durable (group commit).</summary>
     public DurableWaiters Waiters { get; }
 
@@ -200,8 +203,17 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>Whether a write failed or the journal was closed: no entry waiting will be written.</summary>
     public bool IsFailedOrClosed => Volatile.Read(ref _failure) is not null || Volatile.Read(ref _closed);
 
-    public void ThrowIfFailedOrClosed()
+    /// <summary>
+    /// Throws when a write failed or the journal was closed, for a commit waiting for <paramref name="transactionId"/>:
+    /// a commit whose own write failed gets that write's error (its code, path and OS error); a later one gets
+    /// <see cref="StorageErrorCode.EnvironmentPoisoned"/>.
+    /// </summary>
+    public void ThrowIfFailedOrClosed(long transactionId = long.MaxValue)
     {
+        if (Volatile.Read(ref _failure) is StorageException own && transactionId <= Interlocked.Read(ref _failedUpTo))
+        {
+            throw new StorageException(own.ErrorCode, own.Message, own.Path, own.OsError, own);
+        }
         ThrowIfFailed();
         if (Volatile.Read(ref _closed)) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed before the transaction's journal entry was written; it was not committed.");
     }
@@ -288,7 +300,10 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             // Whether any of the batch reached the disk is unknown: the position is no longer trustworthy, so nothing
             // after this is written or acknowledged.
-            if (Interlocked.CompareExchange(ref _failure, e, null) is null) WriteFailed?.Invoke(e);
+            // Writes are serialized and none follows a failure: this is the first.
+            Interlocked.Exchange(ref _failedUpTo, lastTransactionId);
+            Volatile.Write(ref _failure, e);
+            WriteFailed?.Invoke(e);
             Waiters.WakeAll();
             throw;
         }

@@ -8,7 +8,8 @@ namespace Storage.Tests.CrashTests;
 /// <summary>
 /// Kills (SIGKILL) a child process that commits in a loop, at random moments, many times over the same
 /// directory, and checks after each kill that every acknowledged transaction is whole, that at most one
-/// unacknowledged one is there (and then whole), and that nothing else is.
+/// unacknowledged one is there (and then whole), and that nothing else is. Beside the loop, concurrent committers
+/// (blocking and asynchronous, sharing group commits) write their own keys, checked the same way per committer.
 /// </summary>
 [Trait("Category", "Crash")]
 public sealed class A_process_killed_while_committing(ITestOutputHelper output)
@@ -26,6 +27,7 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
         var random = new Random(seed);
         using var temp = new TempDirectory("kill");
         long acknowledged = 0;
+        var concurrent = new long[KillWorkload.Workers];
         var kills = 0;
         var started = System.Diagnostics.Stopwatch.StartNew();
 
@@ -57,13 +59,13 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
                     {
                         var line = await host.ReadLineAsync(LineTimeout);
                         Assert.True(line is not null, $"{context}: the host exited early (code {(host.HasExited ? host.ExitCode : -1)}; the directory before this round is in {before}); stderr: {host.StandardError}");
-                        if (Acknowledge(line, ref acknowledged, context)) received++;
+                        if (Acknowledge(line, ref acknowledged, concurrent, context)) received++;
                     }
                 }
                 await host.KillAsync(LineTimeout);
                 kills++;
                 // Whatever it printed before it died was acknowledged too.
-                foreach (var line in await host.ReadRemainingLinesAsync(LineTimeout)) Acknowledge(line, ref acknowledged, context);
+                foreach (var line in await host.ReadRemainingLinesAsync(LineTimeout)) Acknowledge(line, ref acknowledged, concurrent, context);
                 Assert.True(host.StandardError.Length == 0, $"{context}: the host wrote to stderr (the directory before this round is in {before}): {host.StandardError}");
             }
 
@@ -74,7 +76,7 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
             long last;
             try
             {
-                last = await Within.Run(() => Verify(temp.Path, acknowledged, hostSeed, context));
+                last = await Within.Run(() => Verify(temp.Path, acknowledged, concurrent, hostSeed, context));
             }
             catch (Exception e)
             {
@@ -85,13 +87,23 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
             acknowledged = Math.Max(acknowledged, last);
         }
 
-        output.WriteLine($"{kills} kills, {acknowledged} transactions acknowledged, {started.Elapsed.TotalSeconds:0.0} s");
+        output.WriteLine($"{kills} kills, {acknowledged} transactions acknowledged, {concurrent.Sum()} by concurrent committers, {started.Elapsed.TotalSeconds:0.0} s");
+        Assert.True(concurrent.All(c => c > 0), "every concurrent committer had commits acknowledged");
         Assert.True(kills >= Math.Min(rounds, 100));
     }
 
-    private static bool Acknowledge(string line, ref long acknowledged, string context)
+    private static bool Acknowledge(string line, ref long acknowledged, long[] concurrent, string context)
     {
         if (line.StartsWith("READY ", StringComparison.Ordinal)) return false;
+        if (line.StartsWith("CACK ", StringComparison.Ordinal))
+        {
+            var parts = line.Split(' ');
+            var worker = int.Parse(parts[1], CultureInfo.InvariantCulture);
+            var transaction = long.Parse(parts[2], CultureInfo.InvariantCulture);
+            Assert.True(transaction == concurrent[worker] + 1, $"{context}: CACK {worker} {transaction} after {concurrent[worker]}");
+            concurrent[worker] = transaction;
+            return false;
+        }
         Assert.True(line.StartsWith("ACK ", StringComparison.Ordinal), $"{context}: unexpected output '{line}'");
         var id = long.Parse(line["ACK ".Length..], CultureInfo.InvariantCulture);
         Assert.True(id == acknowledged + 1, $"{context}: ACK {id} after ACK {acknowledged}");
@@ -100,10 +112,11 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
     }
 
     /// <summary>Opens the killed host's environment and checks it against the acknowledgements; returns the last transaction found.</summary>
-    private static long Verify(string directory, long acknowledged, int hostSeed, string context)
+    private static long Verify(string directory, long acknowledged, long[] concurrent, int hostSeed, string context)
     {
         using var env = StorageEnvironment.Open(directory, KillWorkload.Options(hostSeed));
         using var tx = env.BeginRead();
+        VerifyConcurrent(tx, concurrent, context);
         if (!tx.TryOpenTree(KillWorkload.TreeName, out var tree))
         {
             Assert.True(acknowledged == 0, $"{context}: the tree is missing after {acknowledged} acknowledged transactions");
@@ -123,5 +136,29 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
         if (last > 0) expected[KillWorkload.LastKey] = KillWorkload.LastValue(last);
         TreeAssert.Equal(expected, tree, $"{context}: after transaction {last} ({acknowledged} acknowledged)");
         return last;
+    }
+
+    /// <summary>Each concurrent committer's keys: every acknowledged transaction whole, at most one more, nothing else; the counts move to what was found.</summary>
+    private static void VerifyConcurrent(ReadTransaction tx, long[] concurrent, string context)
+    {
+        if (!tx.TryOpenTree(KillWorkload.ConcurrentTreeName, out var tree))
+        {
+            Assert.True(concurrent.All(c => c == 0), $"{context}: the concurrent committers' tree is missing after {concurrent.Sum()} acknowledged commits");
+            return;
+        }
+        var expected = OrdinalBytes.NewModel();
+        var found = new long[concurrent.Length];
+        for (var w = 0; w < concurrent.Length; w++)
+        {
+            long last = 0;
+            if (tree.TryGet(KillWorkload.ConcurrentLastKey(w), out var lastValue)) last = KillWorkload.ParseLast(lastValue);
+            Assert.True(last >= concurrent[w], $"{context}: committer {w}'s last is {last} but its transaction {concurrent[w]} was acknowledged");
+            Assert.True(last <= concurrent[w] + 1, $"{context}: committer {w}'s last is {last}, more than one past its acknowledged {concurrent[w]}");
+            for (var i = Math.Max(1, last - KillWorkload.ConcurrentWindow + 1); i <= last; i++) expected[KillWorkload.ConcurrentKey(w, i)] = KillWorkload.ConcurrentValue(w, i);
+            if (last > 0) expected[KillWorkload.ConcurrentLastKey(w)] = KillWorkload.LastValue(last);
+            found[w] = last;
+        }
+        TreeAssert.Equal(expected, tree, $"{context}: concurrent committers after [{string.Join(", ", found)}] (acknowledged [{string.Join(", ", concurrent)}])");
+        found.CopyTo(concurrent, 0);
     }
 }

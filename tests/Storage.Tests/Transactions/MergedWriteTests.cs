@@ -1,0 +1,129 @@
+using Storage.Tests.Support;
+using static Storage.Tests.Support.EnvHelpers;
+
+namespace Storage.Tests.TransactionsTests;
+
+public sealed class Merged_writes
+{
+    private static StorageOptions With(GatedJournalWrites gate) => TestOptions.JournalOnly with { FaultInjector = gate, MinJournalFileSizeBytes = 4 << 20 };
+
+    [Fact]
+    public async Task Operations_waiting_together_commit_in_one_transaction_and_one_write_and_each_caller_learns_when_durable()
+    {
+        using var dir = new TempDirectory();
+        var gate = new GatedJournalWrites();
+        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        PutAndCommit(env, "t", ("before", "0"));
+
+        // A commit whose write is held keeps the merger's first transaction waiting for the disk.
+        gate.Arm();
+        var first = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("first"), "1"u8));
+        gate.WaitUntilHeld();
+        var writesDuring = env.GetStats().JournalWrites;
+        var merged = Enumerable.Range(0, 20)
+            .Select(i => env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key($"k{i}"), TestData.Value($"v{i}"))))
+            .ToArray();
+        Assert.DoesNotContain(merged, task => task.IsCompleted);
+        gate.Release();
+
+        var firstStats = await first;
+        var stats = await Task.WhenAll(merged);
+        // The twenty went into transactions after the first; none was lost or split.
+        Assert.All(stats, s => Assert.True(s.IsDurable && s.TransactionId > firstStats.TransactionId));
+        var transactions = stats.Select(s => s.TransactionId).Distinct().Count();
+        Assert.InRange(transactions, 1, 2);
+        Assert.Equal(writesDuring + 1 + transactions, env.GetStats().JournalWrites);
+
+        env.SimulateCrash();
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("1", GetString(reopened, "t", "first"));
+        for (var i = 0; i < 20; i++) Assert.Equal($"v{i}", GetString(reopened, "t", $"k{i}"));
+    }
+
+    [Fact]
+    public async Task An_operation_that_throws_fails_only_its_caller_and_leaves_nothing_behind()
+    {
+        using var dir = new TempDirectory();
+        var gate = new GatedJournalWrites();
+        using var env = StorageEnvironment.Open(dir.Path, With(gate));
+        PutAndCommit(env, "t", ("before", "0"));
+
+        gate.Arm();
+        var holder = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8));
+        gate.WaitUntilHeld();
+        var runs = 0;
+        var good1 = env.WriteAsync(tx =>
+        {
+            Interlocked.Increment(ref runs);
+            tx.OpenTree("t").Put(TestData.Key("good1"), "1"u8);
+        });
+        var bad = env.WriteAsync(tx =>
+        {
+            tx.OpenTree("t").Put(TestData.Key("bad"), "x"u8);
+            throw new InvalidOperationException("caller's own failure");
+        });
+        var good2 = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("good2"), "2"u8));
+        gate.Release();
+
+        await holder;
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => bad);
+        Assert.Equal("caller's own failure", error.Message);
+        Assert.True((await good1).IsDurable);
+        Assert.True((await good2).IsDurable);
+        // The merged transaction was rolled back and run again without the failing operation.
+        Assert.Equal(2, runs);
+        Assert.Equal("1", GetString(env, "t", "good1"));
+        Assert.Equal("2", GetString(env, "t", "good2"));
+        Assert.Null(GetString(env, "t", "bad"));
+    }
+
+    [Fact]
+    public async Task A_cancelled_operation_is_skipped_and_a_failed_write_fails_every_merged_caller()
+    {
+        using var dir = new TempDirectory();
+        var gate = new GatedJournalWrites();
+        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        PutAndCommit(env, "t", ("before", "0"));
+
+        gate.Arm(fail: true);
+        var holder = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8));
+        gate.WaitUntilHeld();
+        using var cancel = new CancellationTokenSource();
+        var skipped = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("skipped"), "s"u8), cancel.Token);
+        var later = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("later"), "l"u8));
+        cancel.Cancel();
+        gate.Release();
+
+        Assert.Equal(StorageErrorCode.IoFailure, (await Assert.ThrowsAsync<StorageException>(() => holder)).ErrorCode);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => skipped);
+        Assert.Equal(StorageErrorCode.EnvironmentPoisoned, (await Assert.ThrowsAsync<StorageException>(() => later)).ErrorCode);
+        env.Dispose();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("0", GetString(reopened, "t", "before"));
+        Assert.Null(GetString(reopened, "t", "holder"));
+        Assert.Null(GetString(reopened, "t", "later"));
+    }
+
+    [Fact]
+    public void Write_blocks_until_durable_and_many_threads_lose_nothing()
+    {
+        using var dir = new TempDirectory();
+        var env = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        PutAndCommit(env, "t", ("before", "0"));
+        Parallel.For(0, 8, new ParallelOptions { MaxDegreeOfParallelism = 8 }, t =>
+        {
+            for (var i = 0; i < 25; i++)
+            {
+                var stats = env.Write(tx => tx.OpenTree("t").Put(TestData.Key($"t{t}-{i}"), TestData.Value($"{t}.{i}")));
+                Assert.True(env.GetStats().LastDurableTransactionId >= stats.TransactionId);
+            }
+        });
+        env.SimulateCrash();
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        for (var t = 0; t < 8; t++)
+        {
+            for (var i = 0; i < 25; i++) Assert.Equal($"{t}.{i}", GetString(reopened, "t", $"t{t}-{i}"));
+        }
+    }
+}
