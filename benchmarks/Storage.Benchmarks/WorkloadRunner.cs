@@ -198,9 +198,10 @@ internal sealed class WorkloadRunner
     [
         $"Counts: W1 and W2 {Format.Count(counts.Transactions)} transactions x {counts.PutsPerTransaction} puts (16-byte keys, 100-byte values), every commit durable; " +
         $"W1-held-reader is W1 with one idle read transaction begun before the fill and ended after {Format.Count(counts.Transactions / 5 * 4)} commits (its details give the ratio to W1 and the process's peak RSS); " +
+        "W1-lazy is W1 with commits acknowledged before they are durable (storage's lazy commits, LMDB MDB_NOSYNC, RocksDB sync=false, SQLite synchronous=NORMAL) and one sync at the close; " +
         $"W3 {Format.Count(counts.GetsPerThread)} gets per thread of keys W1 wrote; W4 one scan of them; " +
         $"W5 {Format.Count(counts.Transactions / 10)} transactions x {counts.PutsPerTransaction * 10} puts; " +
-        $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put; " +
+        $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put (W6-async: 16 asynchronous committers instead of threads; W6-merged: each put submitted to the merging write API); " +
         $"W7 9 environments x {Format.Count(counts.Transactions / 10)} transactions of 10 puts, one thread each; " +
         $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first); " +
         $"W9-large the same passes over {Format.Count(ColdMultigetLarge.Entries(counts))} keys (filled in transactions of 10,000 puts, not measured) with the process in a memory cgroup of {Format.Bytes(ColdMultigetLarge.LimitBytes(counts))}, so the file does not fit the page cache.",
