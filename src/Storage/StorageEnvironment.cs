@@ -93,6 +93,9 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal FreeSpaceMap FreeSpace { get; } = new();
 
+    /// <summary>The working arrays of the write transaction's trees (one write transaction at a time).</summary>
+    internal Trees.TreeWorkspace WriterWorkspace { get; } = new();
+
     internal JournalWriter Journal { get; }
 
     internal EnvironmentState CurrentState => Volatile.Read(ref _state);

@@ -41,4 +41,7 @@ internal unsafe interface ITreePageStore
     /// memory, so that a scan over warm pages costs nothing.
     /// </summary>
     void ReadAhead(Span<PageRun> runs) => Prefetch(runs);
+
+    /// <summary>Working arrays shared by the trees changing pages of this store, or null (each tree makes its own).</summary>
+    Trees.TreeWorkspace? Workspace => null;
 }

@@ -40,6 +40,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public bool IsWritable => _dirty is not null;
 
+    /// <summary>A write transaction's trees share the environment's working arrays (write transactions run one at a time).</summary>
+    public Trees.TreeWorkspace? Workspace => IsWritable ? _env.WriterWorkspace : null;
+
     public long NextPageNumber { get; set; }
 
     public Dictionary<long, DirtyPage> Dirty => _dirty!;

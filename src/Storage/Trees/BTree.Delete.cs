@@ -110,7 +110,7 @@ internal sealed unsafe partial class BTree
         {
             if (i == 0 && !isLeaf)
             {
-                target.InsertBranchNode(target.Count, new ReadOnlySpan<byte>(_separatorBuffer, 0, separatorSizeBytes), right.GetChild(0));
+                target.InsertBranchNode(target.Count, new ReadOnlySpan<byte>(Workspace.SeparatorBuffer, 0, separatorSizeBytes), right.GetChild(0));
                 continue;
             }
             byte* node = right.GetNode(i, out int nodeSizeBytes);

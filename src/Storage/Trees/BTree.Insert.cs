@@ -14,10 +14,10 @@ internal sealed unsafe partial class BTree
         var leaf = DescendToLeaf(key, _path);
         long leafPageNumber = leaf.PageNumber;
         bool isOverflow = value.Length > TreeLimits.MaxInlineValueSizeBytes;
-        key = CopyIfInsidePage(key, leaf.Pointer, _keyScratch);
+        key = CopyIfInsidePage(key, leaf.Pointer, Workspace.KeyScratch);
         if (!isOverflow)
         {
-            value = CopyIfInsidePage(value, leaf.Pointer, _valueScratch);
+            value = CopyIfInsidePage(value, leaf.Pointer, Workspace.ValueScratch);
         }
 
         int index = leaf.SearchLeaf(key, out bool found);
@@ -82,7 +82,7 @@ internal sealed unsafe partial class BTree
             }
 
             long rightPageNumber = SplitAndInsert(level, page, index, node, nodeSizeBytes, out int separatorSizeBytes);
-            var separator = new ReadOnlySpan<byte>(_separatorBuffer, 0, separatorSizeBytes);
+            var separator = new ReadOnlySpan<byte>(Workspace.SeparatorBuffer, 0, separatorSizeBytes);
             if (level == 0)
             {
                 GrowRoot(pageNumber, separator, rightPageNumber);

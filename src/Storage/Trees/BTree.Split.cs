@@ -9,7 +9,7 @@ internal sealed unsafe partial class BTree
 {
     /// <summary>
     /// Splits the full page at <paramref name="level"/> into itself and a new right sibling, inserting the node on
-    /// the way. Writes the separator for the parent into <see cref="_separatorBuffer"/>; returns the new page.
+    /// the way. Writes the separator for the parent into <see cref="TreeWorkspace.SeparatorBuffer"/>; returns the new page.
     /// </summary>
     [SkipLocalsInit]
     private long SplitAndInsert(int level, TreePage page, int index, byte* node, int nodeSizeBytes, out int separatorSizeBytes)
@@ -80,13 +80,14 @@ internal sealed unsafe partial class BTree
     {
         bool isLeaf = page.IsLeaf;
         int virtualCount = page.Count + 1;
-        Debug.Assert(virtualCount <= _splitSizes.Length, "a page holds at most MaxNodesPerSplit - 1 nodes");
+        var splitSizes = Workspace.SplitSizes;
+        Debug.Assert(virtualCount <= splitSizes.Length, "a page holds at most MaxNodesPerSplit - 1 nodes");
         int totalBytes = 0;
         for (int v = 0; v < virtualCount; v++)
         {
             VirtualNode(page, insertIndex, node, nodeSizeBytes, v, out int sizeBytes);
-            _splitSizes[v] = sizeBytes + TreeNodeLayout.SlotSizeBytes;
-            totalBytes += _splitSizes[v];
+            splitSizes[v] = sizeBytes + TreeNodeLayout.SlotSizeBytes;
+            totalBytes += splitSizes[v];
         }
 
         int best = -1;
@@ -94,7 +95,7 @@ internal sealed unsafe partial class BTree
         int leftBytes = 0;
         for (int split = 1; split < virtualCount; split++)
         {
-            leftBytes += _splitSizes[split - 1];
+            leftBytes += splitSizes[split - 1];
             int rightBytes = totalBytes - leftBytes;
             if (!isLeaf)
             {
@@ -156,7 +157,7 @@ internal sealed unsafe partial class BTree
 
     private int WriteSeparator(ReadOnlySpan<byte> separator)
     {
-        separator.CopyTo(_separatorBuffer);
+        separator.CopyTo(Workspace.SeparatorBuffer);
         return separator.Length;
     }
 

@@ -24,15 +24,10 @@ internal sealed unsafe partial class BTree
     /// <summary>The path of the current operation; reused, so that Put/Delete/TryGet do not allocate.</summary>
     private readonly TreePath _path = new();
 
-    /// <summary>Separator keys on their way up to a parent during a split.</summary>
-    private readonly byte[] _separatorBuffer = new byte[TreeLimits.MaxKeySizeBytes];
+    /// <summary>Working arrays for changes: the store's (the environment's one set for its write transactions), or, for a store without, this tree's own, made at its first change.</summary>
+    private TreeWorkspace? _workspace;
 
-    /// <summary>Copies of a caller's key or value that point into the page about to change under them.</summary>
-    private readonly byte[] _keyScratch = new byte[TreeLimits.MaxKeySizeBytes];
-    private readonly byte[] _valueScratch = new byte[TreeLimits.MaxInlineValueSizeBytes];
-
-    /// <summary>Node sizes of a page being split (plus the node being inserted).</summary>
-    private readonly int[] _splitSizes = new int[TreeNodeLayout.MaxNodesPerSplit];
+    private TreeWorkspace Workspace => _workspace ??= _store.Workspace ?? new TreeWorkspace();
 
     public BTree(ITreePageStore store, TreeState state)
     {

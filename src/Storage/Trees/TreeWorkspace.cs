@@ -1,0 +1,19 @@
+namespace Storage.Trees;
+
+/// <summary>
+/// The working arrays a tree needs to change pages (about 8 KiB). Write transactions run one at a time and their trees
+/// change one at a time, so the environment keeps one set for all of them instead of one per tree per transaction.
+/// </summary>
+internal sealed class TreeWorkspace
+{
+    /// <summary>Separator keys on their way up to a parent during a split.</summary>
+    public byte[] SeparatorBuffer { get; } = new byte[TreeLimits.MaxKeySizeBytes];
+
+    /// <summary>Copies of a caller's key or value that point into the page about to change under them.</summary>
+    public byte[] KeyScratch { get; } = new byte[TreeLimits.MaxKeySizeBytes];
+
+    public byte[] ValueScratch { get; } = new byte[TreeLimits.MaxInlineValueSizeBytes];
+
+    /// <summary>Node sizes of a page being split (plus the node being inserted).</summary>
+    public int[] SplitSizes { get; } = new int[TreeNodeLayout.MaxNodesPerSplit];
+}
