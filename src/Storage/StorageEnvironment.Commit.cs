@@ -161,7 +161,8 @@ public sealed partial class StorageEnvironment
         if (stats.IsDurable)
         {
             if (Journal.DurableTransactionId < stats.TransactionId) Journal.ThrowIfFailedOrClosed(stats.TransactionId);
-            PublishDurableCommits();
+            // The writer published it before waking this commit; a commit made durable otherwise publishes here.
+            if (CurrentState.TransactionId < stats.TransactionId) PublishDurableCommits();
             var durable = CommitProfile.Now();
             CommitProfile.Add(ref profile.WriteTicks, pending.AppendedTimestamp, durable);
             profile.CommitLatency.Record(durable - pending.StartedTimestamp);

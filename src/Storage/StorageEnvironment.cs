@@ -58,6 +58,7 @@ public sealed partial class StorageEnvironment : IDisposable
         _writerState = _state;
         Journal = journal;
         journal.DurableWriteTimed = OnDurableWrite;
+        journal.BecameDurable = PublishDurableCommits;
         journal.WriteFailed = Poison;
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);

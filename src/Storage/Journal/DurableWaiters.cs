@@ -35,6 +35,7 @@ internal sealed class DurableWaiters
         var waiter = t_waiter ??= new SyncWaiter();
         while (true)
         {
+            if (_journal.DurableTransactionId >= transactionId) return;
             bool lead;
             lock (_lock)
             {
@@ -54,6 +55,8 @@ internal sealed class DurableWaiters
             if (!lead)
             {
                 waiter.Event.Wait();
+                // Woken because the write covering it returned (the usual case, checked without the lock), or a write
+                // failed, or to write next.
                 if (!waiter.Lead) continue;
             }
             Lead(transactionId);

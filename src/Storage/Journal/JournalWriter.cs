@@ -73,6 +73,9 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>Told of every durable write of entries: bytes and stopwatch ticks.</summary>
     public Action<long, long>? DurableWriteTimed { get; set; }
 
+    /// <summary>Told after every durable write of entries, before the waiters it covered wake (with the I/O lock held: no I/O there).</summary>
+    public Action? BecameDurable { get; set; }
+
     /// <summary>Told once, of the first failed durable write.</summary>
     public Action<Exception>? WriteFailed { get; set; }
 
@@ -309,6 +312,8 @@ internal sealed unsafe class JournalWriter : IDisposable
         }
         if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
         MarkDurable(lastTransactionId);
+        // Published before the waiters wake, so that they find their commits visible and go on at once.
+        BecameDurable?.Invoke();
         Waiters.WakeDurable();
         return true;
     }
