@@ -306,6 +306,7 @@ public sealed partial class StorageEnvironment
     {
         if (_disposed) return;
         _disposed = true;
+        StopMerging();
         var haveWriteLock = _writeLock.Wait(DisposeWriterWaitMs);
         _flusher.Stop();
         if (haveWriteLock && _poison is null)
@@ -334,6 +335,7 @@ public sealed partial class StorageEnvironment
     {
         if (_disposed) return;
         _disposed = true;
+        StopMerging();
         _flusher.Stop();
         Journal.Dispose();
         _flusher.Dispose();

@@ -6,8 +6,10 @@ public sealed partial class StorageEnvironment
     private const int MaxMergedOperations = 1024;
 
     private readonly object _mergeLock = new();
-    private readonly List<MergedWrite> _mergeQueue = [];
-    private bool _merging;
+    private readonly Queue<MergedWrite> _mergeQueue = new();
+    private readonly Queue<(PendingCommit Commit, MergedWrite[] Writes)> _mergedWaiting = new();
+    private Thread? _merger;
+    private bool _mergeStopping;
 
     /// <summary>
     /// Runs <paramref name="operation"/> in a write transaction merged with other callers' operations: the operations
@@ -25,32 +27,51 @@ public sealed partial class StorageEnvironment
     /// <paramref name="cancellationToken"/> is observed until the operation runs; cancelled before, it is skipped and
     /// the task is cancelled. Once it has run, its commit can no longer be cancelled.
     /// </para>
+    /// <para>
+    /// Two threads of the environment's own, started at the first merged write, do the work: one runs the merged
+    /// transactions, and hands each to the journal while it begins the next; the other waits for their durable
+    /// writes and tells the callers. Neither depends on the thread pool.
+    /// </para>
     /// </remarks>
     public Task<CommitStats> WriteAsync(Action<WriteTransaction> operation, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(operation);
         EnsureWritable();
         if (cancellationToken.IsCancellationRequested) return Task.FromCanceled<CommitStats>(cancellationToken);
-        var write = new MergedWrite(operation, cancellationToken);
-        lock (_mergeLock)
-        {
-            _mergeQueue.Add(write);
-            if (!_merging)
-            {
-                _merging = true;
-                ThreadPool.UnsafeQueueUserWorkItem(static env => env.RunMerges(), this, preferLocal: false);
-            }
-        }
-        return write.Completion.Task;
+        var write = new MergedWrite(operation, cancellationToken, blocking: false);
+        Submit(write);
+        return write.Completion!.Task;
     }
 
     /// <summary>As <see cref="WriteAsync"/>, blocking the calling thread until the merged commit is durable.</summary>
-    public CommitStats Write(Action<WriteTransaction> operation) => WriteAsync(operation).GetAwaiter().GetResult();
+    public CommitStats Write(Action<WriteTransaction> operation)
+    {
+        ArgumentNullException.ThrowIfNull(operation);
+        EnsureWritable();
+        var write = new MergedWrite(operation, CancellationToken.None, blocking: true);
+        Submit(write);
+        write.Done!.Wait();
+        if (write.Failure is { } failure) System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+        return write.Stats;
+    }
 
-    /// <summary>
-    /// The merger, on a thread-pool thread while operations wait: one merged transaction after another. Each is handed
-    /// to the journal and the next begins while the disk writes it (group commit); its callers are told when durable.
-    /// </summary>
+    private void Submit(MergedWrite write)
+    {
+        lock (_mergeLock)
+        {
+            if (_mergeStopping) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed.");
+            _mergeQueue.Enqueue(write);
+            if (_merger is null)
+            {
+                _merger = new Thread(RunMerges) { IsBackground = true, Name = "storage-merger" };
+                _merger.Start();
+                new Thread(CompleteMerges) { IsBackground = true, Name = "storage-merge-completer" }.Start();
+            }
+            Monitor.PulseAll(_mergeLock);
+        }
+    }
+
+    /// <summary>The merger: one merged transaction after another, each handed to the journal while the next begins.</summary>
     private void RunMerges()
     {
         var batch = new List<MergedWrite>();
@@ -58,14 +79,13 @@ public sealed partial class StorageEnvironment
         {
             lock (_mergeLock)
             {
-                if (_mergeQueue.Count == 0)
+                while (_mergeQueue.Count == 0 && !_mergeStopping) Monitor.Wait(_mergeLock);
+                if (_mergeStopping)
                 {
-                    _merging = false;
+                    while (_mergeQueue.TryDequeue(out var left)) left.Fail(Closed());
                     return;
                 }
-                var take = Math.Min(_mergeQueue.Count, MaxMergedOperations);
-                batch.AddRange(_mergeQueue.GetRange(0, take));
-                _mergeQueue.RemoveRange(0, take);
+                while (batch.Count < MaxMergedOperations && _mergeQueue.TryDequeue(out var next)) batch.Add(next);
             }
             try
             {
@@ -74,9 +94,9 @@ public sealed partial class StorageEnvironment
             catch (Exception e)
             {
                 // Beginning or committing the merged transaction failed: every operation still in it fails with that.
-                foreach (var write in batch) write.Completion.TrySetException(e);
+                foreach (var write in batch) write.Fail(e);
             }
-            batch = [];
+            batch.Clear();
         }
     }
 
@@ -87,76 +107,126 @@ public sealed partial class StorageEnvironment
             batch.RemoveAll(static write =>
             {
                 if (!write.CancellationToken.IsCancellationRequested) return false;
-                write.Completion.TrySetCanceled(write.CancellationToken);
+                write.Cancel();
                 return true;
             });
             if (batch.Count == 0) return;
-            var tx = BeginWrite();
+            using var tx = BeginWrite();
             var failed = -1;
+            for (var i = 0; i < batch.Count && failed < 0; i++)
+            {
+                try
+                {
+                    batch[i].Operation(tx);
+                    tx.EnsureUsable();
+                }
+                catch (Exception e)
+                {
+                    batch[i].Fail(e);
+                    failed = i;
+                }
+            }
+            if (failed >= 0)
+            {
+                // Roll back what the others did (disposing below) and run them again without the one that failed.
+                batch.RemoveAt(failed);
+                continue;
+            }
+            var pending = tx.Append(CommitDurability.Durable);
+            lock (_mergeLock)
+            {
+                _mergedWaiting.Enqueue((pending, batch.ToArray()));
+                Monitor.PulseAll(_mergeLock);
+            }
+            return;
+        }
+    }
+
+    /// <summary>The completer: waits for each merged transaction's durable write, in order, and tells its callers.</summary>
+    private void CompleteMerges()
+    {
+        while (true)
+        {
+            (PendingCommit Commit, MergedWrite[] Writes) merged;
+            lock (_mergeLock)
+            {
+                while (_mergedWaiting.Count == 0 && !(_mergeStopping && _merger is null)) Monitor.Wait(_mergeLock);
+                if (!_mergedWaiting.TryDequeue(out merged)) return;
+            }
+            CommitStats stats;
             try
             {
-                for (var i = 0; i < batch.Count && failed < 0; i++)
-                {
-                    try
-                    {
-                        batch[i].Operation(tx);
-                        tx.EnsureUsable();
-                    }
-                    catch (Exception e)
-                    {
-                        batch[i].Completion.TrySetException(e);
-                        failed = i;
-                    }
-                }
-                if (failed >= 0)
-                {
-                    // Roll back what the others did and run them again without the one that failed.
-                    tx.Dispose();
-                    batch.RemoveAt(failed);
-                    continue;
-                }
-                var commit = tx.CommitAsync(CommitDurability.Durable, CancellationToken.None);
-                var merged = batch.ToArray();
-                if (commit.IsCompletedSuccessfully)
-                {
-                    Complete(merged, commit.Result);
-                }
-                else
-                {
-                    _ = CompleteWhenDurable(commit, merged);
-                }
-                return;
+                stats = CompleteCommit(merged.Commit);
             }
-            finally
+            catch (Exception e)
             {
-                tx.Dispose();
+                foreach (var write in merged.Writes) write.Fail(e);
+                continue;
             }
+            foreach (var write in merged.Writes) write.Complete(stats);
         }
     }
 
-    private static void Complete(MergedWrite[] merged, CommitStats stats)
+    /// <summary>At dispose: the merger fails what is still queued and stops; the completer stops once the commits it waits for are settled.</summary>
+    private void StopMerging()
     {
-        foreach (var write in merged) write.Completion.TrySetResult(stats);
+        lock (_mergeLock)
+        {
+            if (_merger is null) return;
+            _mergeStopping = true;
+            Monitor.PulseAll(_mergeLock);
+        }
+        // The merger may be inside a merged transaction; it finishes that one (dispose waits for the write lock) and stops.
+        _merger.Join(TimeSpan.FromSeconds(DisposeWriterWaitMs / 1000));
+        lock (_mergeLock)
+        {
+            _merger = null;
+            Monitor.PulseAll(_mergeLock);
+        }
     }
 
-    private static async Task CompleteWhenDurable(ValueTask<CommitStats> commit, MergedWrite[] merged)
-    {
-        try
-        {
-            Complete(merged, await commit.ConfigureAwait(false));
-        }
-        catch (Exception e)
-        {
-            foreach (var write in merged) write.Completion.TrySetException(e);
-        }
-    }
+    private static StorageException Closed() => new(StorageErrorCode.EnvironmentClosed, "The environment was disposed before the operation ran.");
 
-    private sealed class MergedWrite(Action<WriteTransaction> operation, CancellationToken cancellationToken)
+    private sealed class MergedWrite(Action<WriteTransaction> operation, CancellationToken cancellationToken, bool blocking)
     {
         public Action<WriteTransaction> Operation { get; } = operation;
 
         public CancellationToken CancellationToken { get; } = cancellationToken;
 
-        public TaskCompletionSource<CommitStats> Completion { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        /// <summary>An asynchronous caller's.</summary>
+        public TaskCompletionSource<CommitStats>? Completion { get; } = blocking ? null : new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        /// <summary>A blocked caller's, set once the outcome below is in.</summary>
+        public ManualResetEventSlim? Done { get; } = blocking ? new(false) : null;
+
+        public CommitStats Stats { get; private set; }
+
+        public Exception? Failure { get; private set; }
+
+        private int _settled;
+
+        public void Complete(CommitStats stats)
+        {
+            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
+            Stats = stats;
+            Completion?.SetResult(stats);
+            Done?.Set();
+        }
+
+        public void Fail(Exception failure)
+        {
+            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
+            Failure = failure;
+            Completion?.SetException(failure);
+            Done?.Set();
+        }
+
+        public void Cancel()
+        {
+            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
+            Failure = new OperationCanceledException(CancellationToken);
+            Completion?.SetCanceled(CancellationToken);
+            Done?.Set();
+        }
     }
 }

@@ -130,7 +130,7 @@ public sealed class WriteTransaction : Transaction
     }
 
     /// <summary>Appends the commit to the journal and releases the write lock; the caller waits for the write.</summary>
-    private StorageEnvironment.PendingCommit Append(CommitDurability durability)
+    internal StorageEnvironment.PendingCommit Append(CommitDurability durability)
     {
         if (durability is not (CommitDurability.Durable or CommitDurability.Lazy)) throw new ArgumentOutOfRangeException(nameof(durability), durability, null);
         EnsureUsable();
