@@ -6,14 +6,12 @@ namespace Storage.Tests.TransactionsTests;
 
 public sealed class Group_commit
 {
-    private static StorageOptions With(GatedJournalWrites gate) => TestOptions.JournalOnly with { FaultInjector = gate, MinJournalFileSizeBytes = 4 << 20 };
-
     [Fact]
     public async Task The_next_transaction_builds_on_a_commit_whose_write_is_in_flight_and_readers_see_both_only_once_durable()
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
         var writesBefore = env.GetStats().JournalWrites;
 
@@ -65,7 +63,7 @@ public sealed class Group_commit
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        using var env = StorageEnvironment.Open(dir.Path, With(gate));
+        using var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
 
         gate.Arm();
@@ -93,7 +91,7 @@ public sealed class Group_commit
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("acknowledged", "yes"));
 
         gate.Arm(fail: true);

@@ -5,14 +5,12 @@ namespace Storage.Tests.TransactionsTests;
 
 public sealed class Merged_writes
 {
-    private static StorageOptions With(GatedJournalWrites gate) => TestOptions.JournalOnly with { FaultInjector = gate, MinJournalFileSizeBytes = 4 << 20 };
-
     [Fact]
     public async Task Operations_waiting_together_commit_in_one_transaction_and_one_write_and_each_caller_learns_when_durable()
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
 
         // A commit whose write is held keeps the merger's first transaction waiting for the disk.
@@ -47,7 +45,7 @@ public sealed class Merged_writes
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        using var env = StorageEnvironment.Open(dir.Path, With(gate));
+        using var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
 
         gate.Arm();
@@ -84,7 +82,7 @@ public sealed class Merged_writes
     {
         using var dir = new TempDirectory();
         var gate = new GatedJournalWrites();
-        var env = StorageEnvironment.Open(dir.Path, With(gate));
+        var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
 
         // The merger is held inside an operation while the next ones queue, one of them then cancelled.
