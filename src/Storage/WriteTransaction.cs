@@ -93,8 +93,9 @@ public sealed class WriteTransaction : Transaction
     /// <remarks>
     /// Group commit: the write lock is released as soon as the journal entry is built, so the next write transaction
     /// builds on this one while the disk works, and entries of commits that wait together go out in one durable write.
-    /// Readers see a durable commit once its write returns. If that write fails, this commit and every later one not
-    /// yet durable fail with <see cref="StorageErrorCode.EnvironmentPoisoned"/>; none of them was acknowledged.
+    /// Readers see a durable commit once its write returns. If that write fails, the commits in it fail with its error
+    /// (<see cref="StorageErrorCode.IoFailure"/>, say) and every later one still waiting with
+    /// <see cref="StorageErrorCode.EnvironmentPoisoned"/>; none of them was acknowledged or seen by a reader.
     /// </remarks>
     public CommitStats Commit(CommitDurability durability)
     {

@@ -13,26 +13,33 @@ public sealed class Merged_writes
         var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
 
-        // A commit whose write is held keeps the merger's first transaction waiting for the disk.
-        gate.Arm();
-        var first = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("first"), "1"u8));
-        gate.WaitUntilHeld();
-        var writesDuring = env.GetStats().JournalWrites;
+        // The merger is held inside the first operation while twenty more queue; the first's journal write is held too.
+        using var inOperation = new ManualResetEventSlim();
+        using var letGo = new ManualResetEventSlim();
+        var first = env.WriteAsync(tx =>
+        {
+            inOperation.Set();
+            Assert.True(letGo.Wait(TimeSpan.FromSeconds(30)));
+            tx.OpenTree("t").Put(TestData.Key("first"), "1"u8);
+        });
+        Assert.True(inOperation.Wait(TimeSpan.FromSeconds(30)));
+        var writesBefore = env.GetStats().JournalWrites;
         var merged = Enumerable.Range(0, 20)
             .Select(i => env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key($"k{i}"), TestData.Value($"v{i}"))))
             .ToArray();
+        gate.Arm();
+        letGo.Set();
+        gate.WaitUntilHeld();
+        Assert.False(first.IsCompleted);
         Assert.DoesNotContain(merged, task => task.IsCompleted);
         gate.Release();
 
         var firstStats = await first;
         var stats = await Task.WhenAll(merged);
-        // The twenty went into transactions after the first; none was lost or split.
-        Assert.All(stats, s => Assert.True(s.IsDurable && s.TransactionId > firstStats.TransactionId));
-        var transactions = stats.Select(s => s.TransactionId).Distinct().Count();
-        Assert.InRange(transactions, 1, 2);
-        // The held write, then one more for the merged transaction (two if the merger split the twenty and the
-        // second came after the next write began).
-        Assert.InRange(env.GetStats().JournalWrites, writesDuring + 2, writesDuring + 1 + transactions);
+        // The twenty ran in one transaction after the first, and each caller learned of it once durable.
+        Assert.All(stats, s => Assert.True(s.IsDurable && s.TransactionId == firstStats.TransactionId + 1));
+        // The two merged transactions in one write or two (the second may be appended before the first's write began).
+        Assert.InRange(env.GetStats().JournalWrites, writesBefore + 1, writesBefore + 2);
 
         env.SimulateCrash();
         using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
@@ -44,13 +51,19 @@ public sealed class Merged_writes
     public async Task An_operation_that_throws_fails_only_its_caller_and_leaves_nothing_behind()
     {
         using var dir = new TempDirectory();
-        var gate = new GatedJournalWrites();
-        using var env = StorageEnvironment.Open(dir.Path, gate.Options);
+        using var env = StorageEnvironment.Open(dir.Path, TestOptions.Small);
         PutAndCommit(env, "t", ("before", "0"));
 
-        gate.Arm();
-        var holder = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8));
-        gate.WaitUntilHeld();
+        // The merger is held inside an operation while the next three queue: they run together.
+        using var inOperation = new ManualResetEventSlim();
+        using var letGo = new ManualResetEventSlim();
+        var holder = env.WriteAsync(tx =>
+        {
+            inOperation.Set();
+            Assert.True(letGo.Wait(TimeSpan.FromSeconds(30)));
+            tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8);
+        });
+        Assert.True(inOperation.Wait(TimeSpan.FromSeconds(30)));
         var runs = 0;
         var good1 = env.WriteAsync(tx =>
         {
@@ -63,7 +76,7 @@ public sealed class Merged_writes
             throw new InvalidOperationException("caller's own failure");
         });
         var good2 = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("good2"), "2"u8));
-        gate.Release();
+        letGo.Set();
 
         await holder;
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => bad);
