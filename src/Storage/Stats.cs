@@ -52,7 +52,8 @@ public enum CommitDurability
 /// Where the time of committed write transactions went, summed over all of them since open. The phases in order:
 /// waiting for the write lock, the caller's work between begin and commit (tree changes, which include the page
 /// copies), then the commit: checksums, diffs, finishing the entry (compression when it pays, the entry checksum),
-/// making room in the journal, the durable write, and publishing (of which waiting for the lock the flusher holds).
+/// making room in the journal, appending the entry and publishing to the next writer (of which waiting for the lock the
+/// flusher holds), then, with the write lock released, waiting for the durable write that covers the entry.
 /// </summary>
 public readonly record struct CommitPhaseTimes
 {
@@ -80,13 +81,13 @@ public readonly record struct CommitPhaseTimes
     /// <summary>Making room in the journal: moving to a spare file, or creating one when none is ready.</summary>
     public TimeSpan JournalSwitches { get; init; }
 
-    /// <summary>The journal writes, until durable.</summary>
+    /// <summary>From the entry's append until the durable write covering it returned (including writes ahead of it; group commit).</summary>
     public TimeSpan DurableWrites { get; init; }
 
     /// <summary>Waiting for the lock a flush holds while it chooses what to write (part of <see cref="Publish"/>).</summary>
     public TimeSpan PruneLockWait { get; init; }
 
-    /// <summary>Making the commit visible: page table, free space, state, and giving back versions no snapshot reads.</summary>
+    /// <summary>Appending the entry and handing the commit to the next writer: page table, free space, state, and giving back versions no snapshot reads.</summary>
     public TimeSpan Publish { get; init; }
 }
 

@@ -161,7 +161,8 @@ public sealed partial class StorageEnvironment
         if (stats.IsDurable)
         {
             if (Journal.DurableTransactionId < stats.TransactionId) Journal.ThrowIfFailedOrClosed(stats.TransactionId);
-            // The writer published it before waking this commit; a commit made durable otherwise publishes here.
+            // The writer publishes before waking its committers; a commit that saw its write return earlier (between
+            // the journal marking it durable and publishing) publishes here.
             if (CurrentState.TransactionId < stats.TransactionId) PublishDurableCommits();
             var durable = CommitProfile.Now();
             CommitProfile.Add(ref profile.WriteTicks, pending.AppendedTimestamp, durable);
@@ -224,20 +225,12 @@ public sealed partial class StorageEnvironment
         }
     }
 
-    /// <summary>Writes the journal entries waiting (lazy commits', and durable ones' not yet written), durably, and publishes them (a failure poisons the environment).</summary>
-    internal void WritePendingCommits()
-    {
-        try
-        {
-            Journal.WritePending();
-        }
-        catch (Exception e)
-        {
-            Poison(e);
-            throw;
-        }
-        PublishDurableCommits();
-    }
+    /// <summary>
+    /// Writes the journal entries waiting (lazy commits', and durable ones' not yet written), durably; the journal
+    /// publishes them (<see cref="JournalWriter.BecameDurable"/>), and a failure poisons the environment
+    /// (<see cref="JournalWriter.WriteFailed"/>).
+    /// </summary>
+    internal void WritePendingCommits() => Journal.WritePending();
 
     /// <summary>
     /// The versions this commit superseded are garbage unless a snapshot still reads them; giving them back
@@ -266,24 +259,15 @@ public sealed partial class StorageEnvironment
                 if (!page.IsFreed) PageTable.Prune(pageNumber, snapshots, published, _pruned);
             }
             // Pages of earlier commits pruned while they waited for their write: what they superseded may go now.
-            foreach (var pageNumber in _prunePages) PageTable.Prune(pageNumber, snapshots, published, _pruned);
+            foreach (var (_, pageNumber) in _pruneAgain) PageTable.Prune(pageNumber, snapshots, published, _pruned);
         }
-        var done = 0;
-        while (_prunePending.TryPeek(out var waiting) && waiting.TransactionId <= published)
-        {
-            done += _prunePending.Dequeue().PageCount;
-        }
-        _prunePages.RemoveRange(0, done);
+        while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published) _pruneAgain.Dequeue();
         if (transactionId > published)
         {
-            var count = 0;
             foreach (var (pageNumber, page) in dirty)
             {
-                if (page.IsFreed) continue;
-                _prunePages.Add(pageNumber);
-                count++;
+                if (!page.IsFreed) _pruneAgain.Enqueue((transactionId, pageNumber));
             }
-            _prunePending.Enqueue((transactionId, count));
         }
         foreach (var buffer in _pruned) Scratch.Return(buffer, onWriter: true);
         _pruned.Clear();
@@ -291,11 +275,8 @@ public sealed partial class StorageEnvironment
         return waited;
     }
 
-    /// <summary>Pages of commits that were not yet visible when they pruned, oldest first (the writer's own).</summary>
-    private readonly List<long> _prunePages = [];
-
-    /// <summary>Those commits and how many of <see cref="_prunePages"/> each added.</summary>
-    private readonly Queue<(long TransactionId, int PageCount)> _prunePending = new();
+    /// <summary>Pages of commits that were not yet visible when they pruned, oldest commit first (the writer's own).</summary>
+    private readonly Queue<(long TransactionId, long PageNumber)> _pruneAgain = new();
 
     /// <summary>
     /// Flushes and syncs everything committed. Open read transactions keep their snapshot readable until

@@ -29,7 +29,7 @@ internal sealed class DurableWaiters
     public DurableWaiters(JournalWriter journal) => _journal = journal;
 
     /// <summary>Blocks until <paramref name="transactionId"/>'s entry is durable, writing it (and every other waiting) if no one else is.</summary>
-    /// <exception cref="StorageException">A write failed (<see cref="StorageErrorCode.EnvironmentPoisoned"/>) or the journal was closed first.</exception>
+    /// <exception cref="StorageException">The write holding the entry failed (its error), an earlier one did (<see cref="StorageErrorCode.EnvironmentPoisoned"/>), or the journal was closed first.</exception>
     public void Wait(long transactionId)
     {
         var waiter = t_waiter ??= new SyncWaiter();

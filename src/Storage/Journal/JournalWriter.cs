@@ -211,7 +211,7 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// a commit whose own write failed gets that write's error (its code, path and OS error); a later one gets
     /// <see cref="StorageErrorCode.EnvironmentPoisoned"/>.
     /// </summary>
-    public void ThrowIfFailedOrClosed(long transactionId = long.MaxValue)
+    public void ThrowIfFailedOrClosed(long transactionId)
     {
         if (Volatile.Read(ref _failure) is StorageException own && transactionId <= Interlocked.Read(ref _failedUpTo))
         {
@@ -292,12 +292,11 @@ internal sealed unsafe class JournalWriter : IDisposable
             Volatile.Write(ref _pendingSinceTimestamp, 0);
             file = CurrentFile();
         }
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         try
         {
-            var started = System.Diagnostics.Stopwatch.GetTimestamp();
             WritePendingEndMarker();
             WriteDurably(file, batch.Pointer, length, start);
-            DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
         }
         catch (Exception e)
         {
@@ -310,6 +309,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             Waiters.WakeAll();
             throw;
         }
+        DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
         if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
         MarkDurable(lastTransactionId);
         // Published before the waiters wake, so that they find their commits visible and go on at once.

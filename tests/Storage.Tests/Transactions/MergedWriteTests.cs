@@ -14,21 +14,14 @@ public sealed class Merged_writes
         PutAndCommit(env, "t", ("before", "0"));
 
         // The merger is held inside the first operation while twenty more queue; the first's journal write is held too.
-        using var inOperation = new ManualResetEventSlim();
-        using var letGo = new ManualResetEventSlim();
-        var first = env.WriteAsync(tx =>
-        {
-            inOperation.Set();
-            Assert.True(letGo.Wait(TimeSpan.FromSeconds(30)));
-            tx.OpenTree("t").Put(TestData.Key("first"), "1"u8);
-        });
-        Assert.True(inOperation.Wait(TimeSpan.FromSeconds(30)));
+        using var held = HeldMerger.Start(env, "first", "1");
+        var first = held.Operation;
         var writesBefore = env.GetStats().JournalWrites;
         var merged = Enumerable.Range(0, 20)
             .Select(i => env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key($"k{i}"), TestData.Value($"v{i}"))))
             .ToArray();
         gate.Arm();
-        letGo.Set();
+        held.Release();
         gate.WaitUntilHeld();
         Assert.False(first.IsCompleted);
         Assert.DoesNotContain(merged, task => task.IsCompleted);
@@ -55,15 +48,8 @@ public sealed class Merged_writes
         PutAndCommit(env, "t", ("before", "0"));
 
         // The merger is held inside an operation while the next three queue: they run together.
-        using var inOperation = new ManualResetEventSlim();
-        using var letGo = new ManualResetEventSlim();
-        var holder = env.WriteAsync(tx =>
-        {
-            inOperation.Set();
-            Assert.True(letGo.Wait(TimeSpan.FromSeconds(30)));
-            tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8);
-        });
-        Assert.True(inOperation.Wait(TimeSpan.FromSeconds(30)));
+        using var held = HeldMerger.Start(env, "holder", "h");
+        var holder = held.Operation;
         var runs = 0;
         var good1 = env.WriteAsync(tx =>
         {
@@ -76,7 +62,7 @@ public sealed class Merged_writes
             throw new InvalidOperationException("caller's own failure");
         });
         var good2 = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("good2"), "2"u8));
-        letGo.Set();
+        held.Release();
 
         await holder;
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => bad);
@@ -99,21 +85,14 @@ public sealed class Merged_writes
         PutAndCommit(env, "t", ("before", "0"));
 
         // The merger is held inside an operation while the next ones queue, one of them then cancelled.
-        using var inOperation = new ManualResetEventSlim();
-        using var letGo = new ManualResetEventSlim();
         gate.Arm(fail: true);
-        var holder = env.WriteAsync(tx =>
-        {
-            inOperation.Set();
-            Assert.True(letGo.Wait(TimeSpan.FromSeconds(30)));
-            tx.OpenTree("t").Put(TestData.Key("holder"), "h"u8);
-        });
-        Assert.True(inOperation.Wait(TimeSpan.FromSeconds(30)));
+        using var held = HeldMerger.Start(env, "holder", "h");
+        var holder = held.Operation;
         using var cancel = new CancellationTokenSource();
         var skipped = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("skipped"), "s"u8), cancel.Token);
         var later = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("later"), "l"u8));
         cancel.Cancel();
-        letGo.Set();
+        held.Release();
         gate.WaitUntilHeld();
         gate.Release();
 
@@ -150,5 +129,38 @@ public sealed class Merged_writes
         {
             for (var i = 0; i < 25; i++) Assert.Equal($"{t}.{i}", GetString(reopened, "t", $"t{t}-{i}"));
         }
+    }
+
+    /// <summary>
+    /// A merged operation that holds the merger inside it (so that the operations submitted meanwhile queue and run
+    /// together afterwards) until <see cref="Release"/>; then it puts <c>key</c> = <c>value</c> in tree "t".
+    /// </summary>
+    private sealed class HeldMerger : IDisposable
+    {
+        private readonly ManualResetEventSlim _inOperation = new();
+        private readonly ManualResetEventSlim _letGo = new();
+
+        private HeldMerger(StorageEnvironment env, string key, string value) =>
+            Operation = env.WriteAsync(tx =>
+            {
+                _inOperation.Set();
+                Assert.True(_letGo.Wait(TimeSpan.FromSeconds(30)));
+                tx.OpenTree("t").Put(TestData.Key(key), TestData.Value(value));
+            });
+
+        public Task<CommitStats> Operation { get; }
+
+        /// <summary>Submits the operation and returns once the merger is inside it.</summary>
+        public static HeldMerger Start(StorageEnvironment env, string key, string value)
+        {
+            var held = new HeldMerger(env, key, value);
+            Assert.True(held._inOperation.Wait(TimeSpan.FromSeconds(30)));
+            return held;
+        }
+
+        public void Release() => _letGo.Set();
+
+        /// <summary>Lets the operation go if the test did not (the events are left to the collector: the merger may still be returning from them).</summary>
+        public void Dispose() => _letGo.Set();
     }
 }
