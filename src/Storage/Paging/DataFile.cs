@@ -118,6 +118,8 @@ internal sealed unsafe class DataFile : IDisposable
     /// Before a page's first read through a random-access map (<see cref="StorageOptions.RandomAccessMap"/>), where the
     /// kernel reads only the faulted OS page: asks for the whole page in one request unless it is most likely cached.
     /// </summary>
+    /// <remarks>Kept out of line: inlined, its system call would make every page read set up a native call frame.</remarks>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     public void BeforeFirstRead(DataFileMapping mapping, byte* page, long pageNumber)
     {
         if (_residency is { } residency && !residency.IsResident(mapping, pageNumber)) DataFileMapping.WillNeed(page, PageLayout.PageSizeBytes);

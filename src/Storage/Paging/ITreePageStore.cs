@@ -42,6 +42,13 @@ internal unsafe interface ITreePageStore
     /// </summary>
     void ReadAhead(Span<PageRun> runs) => Prefetch(runs);
 
+    /// <summary>
+    /// The page's address if it can be had without reading the page or doing any I/O (the page was read and checked
+    /// before, or is in memory), else null: for prefetching a page about to be read. The pointer is only a hint, to
+    /// be passed to a prefetch instruction; reads go through <see cref="GetPage"/>.
+    /// </summary>
+    byte* PeekPage(long pageNumber) => null;
+
     /// <summary>Working arrays shared by the trees changing pages of this store, or null (each tree makes its own).</summary>
     Trees.TreeWorkspace? Workspace => null;
 }

@@ -61,6 +61,18 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         return GetCommitted(pageNumber, 1);
     }
 
+    public byte* PeekPage(long pageNumber)
+    {
+        if (_dirty is not null && _dirty.TryGetValue(pageNumber, out var dirty))
+        {
+            return dirty.IsFreed ? null : dirty.Buffer.Pointer;
+        }
+        if (pageNumber < 2 || pageNumber >= State.NextPageNumber) return null;
+        if (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out var buffer)) return buffer.Pointer;
+        var mapping = _mapping!;
+        return pageNumber < mapping.PageCount && _dataFile.HasBeenRead(pageNumber) ? mapping.PagePointer(pageNumber) : null;
+    }
+
     public byte* GetPages(long firstPageNumber, int count)
     {
         if (_dirty is not null)

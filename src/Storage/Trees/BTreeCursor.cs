@@ -16,7 +16,7 @@ internal sealed unsafe class BTreeCursor
 {
     private readonly BTree _tree;
     private readonly TreePath _path = new();
-    private readonly byte[] _keyBuffer = new byte[TreeLimits.MaxKeySizeBytes];
+    private readonly byte[]? _keyBuffer;
     private int _keySizeBytes;
     private bool _isPositioned;
 
@@ -47,11 +47,20 @@ internal sealed unsafe class BTreeCursor
     internal BTreeCursor(BTree tree)
     {
         _tree = tree;
+        // Only a tree that can change needs the key kept aside to find its place again; in a read transaction the
+        // current key is read from the page, which stays valid and unchanged until the transaction ends.
+        if (tree.Store.IsWritable)
+        {
+            _keyBuffer = new byte[TreeLimits.MaxKeySizeBytes];
+        }
     }
 
     public bool IsPositioned => _isPositioned;
 
-    /// <summary>The current key: the cursor's own copy, valid until the cursor moves.</summary>
+    /// <summary>
+    /// The current key: in a write transaction the cursor's own copy, valid until the cursor moves; in a read
+    /// transaction a view of the page, valid until the transaction ends.
+    /// </summary>
     public ReadOnlySpan<byte> Key
     {
         get
@@ -60,7 +69,7 @@ internal sealed unsafe class BTreeCursor
             {
                 TreeThrowHelper.ThrowCursorNotPositioned();
             }
-            return new ReadOnlySpan<byte>(_keyBuffer, 0, _keySizeBytes);
+            return _keyBuffer is null ? CurrentLeaf().GetKey(_index) : new ReadOnlySpan<byte>(_keyBuffer, 0, _keySizeBytes);
         }
     }
 
@@ -94,6 +103,7 @@ internal sealed unsafe class BTreeCursor
         ResetReadAhead();
         var leaf = _tree.DescendToEdge(_path, last: false);
         SetLeaf(leaf, 0);
+        PrefetchNodes(leaf, 0, forward: true);
         return leaf.Count > 0 || MoveToSiblingLeaf(forward: true) ? Positioned() : NotPositioned();
     }
 
@@ -102,6 +112,7 @@ internal sealed unsafe class BTreeCursor
         ResetReadAhead();
         var leaf = _tree.DescendToEdge(_path, last: true);
         SetLeaf(leaf, leaf.Count - 1);
+        PrefetchNodes(leaf, leaf.Count - 1, forward: false);
         return leaf.Count > 0 || MoveToSiblingLeaf(forward: false) ? Positioned() : NotPositioned();
     }
 
@@ -161,6 +172,7 @@ internal sealed unsafe class BTreeCursor
         var leaf = _tree.DescendToLeaf(key, _path);
         int index = leaf.SearchLeaf(key, out exact);
         SetLeaf(leaf, index);
+        PrefetchNodes(leaf, index, forward: true);
         return index < leaf.Count || MoveToSiblingLeaf(forward: true);
     }
 
@@ -172,6 +184,7 @@ internal sealed unsafe class BTreeCursor
         int index = leaf.SearchLeaf(key, out exact);
         // Keys of the leaves to the left are all below this leaf's range, so they are all before the key.
         SetLeaf(leaf, exact ? index : index - 1);
+        PrefetchNodes(leaf, _index, forward: false);
         return _index >= 0 || MoveToSiblingLeaf(forward: false);
     }
 
@@ -179,15 +192,18 @@ internal sealed unsafe class BTreeCursor
     {
         if (forward)
         {
-            if (_index + 1 < CurrentLeaf().Count)
+            var leaf = CurrentLeaf();
+            if (_index + 1 < leaf.Count)
             {
                 _index++;
+                leaf.PrefetchNode(_index + NodePrefetchDistance);
                 return true;
             }
         }
         else if (_index > 0)
         {
             _index--;
+            CurrentLeaf().PrefetchNode(_index - NodePrefetchDistance);
             return true;
         }
         return MoveToSiblingLeaf(forward);
@@ -229,13 +245,34 @@ internal sealed unsafe class BTreeCursor
             if (leaf.Count > 0)
             {
                 SetLeaf(leaf, forward ? 0 : leaf.Count - 1);
+                PrefetchNodes(leaf, _index, forward);
                 ReadAhead(forward);
+                PrefetchSiblingLeaf(forward);
                 return true;
             }
             // An empty leaf (only the root may be one in a valid tree): keep going from it.
             level = leafLevel - 1;
         }
         return false;
+    }
+
+    /// <summary>
+    /// Starts loading the head (header and first offsets) of the leaf after the current one, so that stepping into
+    /// it does not wait for memory: leaves written at random lie far apart, where no hardware prefetcher follows.
+    /// </summary>
+    private void PrefetchSiblingLeaf(bool forward)
+    {
+        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
+        int parentLevel = _path.LeafLevel - 1;
+        if (parentLevel < 0) return;
+        var parent = _tree.OpenPageAtLevel(_path.Pages[parentLevel], parentLevel);
+        int sibling = _path.Indices[parentLevel] + (forward ? 1 : -1);
+        if (sibling < 0 || sibling >= parent.Count) return;
+        byte* page = _tree.Store.PeekPage(parent.GetChild(sibling));
+        if (page is null) return;
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page + 64);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page + 128);
     }
 
     private void ResetReadAhead()
@@ -309,15 +346,34 @@ internal sealed unsafe class BTreeCursor
         _index = index;
     }
 
+    /// <summary>Starts loading the nodes a scan from <paramref name="index"/> reads next, in its direction.</summary>
+    private static void PrefetchNodes(TreePage leaf, int index, bool forward)
+    {
+        for (int ahead = 1; ahead <= NodePrefetchDistance; ahead++)
+        {
+            leaf.PrefetchNode(forward ? index + ahead : index - ahead);
+        }
+    }
+
+    /// <summary>
+    /// A scan loads the node this many entries ahead while it reads the current one. Nodes lie in a page in the
+    /// order they were written, not in key order, so without it every step of a scan over pages written at random
+    /// waits for memory once.
+    /// </summary>
+    private const int NodePrefetchDistance = 8;
+
     // Opened (and checked) in SetLeaf; the tree version is checked before every use after a change.
     private TreePage CurrentLeaf() => TreePage.Reopen(_leaf, _leafPageNumber);
 
     /// <summary>Commits the position: saves the current key and the version it belongs to.</summary>
     private bool Positioned()
     {
-        var key = CurrentLeaf().GetKey(_index);
-        key.CopyTo(_keyBuffer);
-        _keySizeBytes = key.Length;
+        if (_keyBuffer is not null)
+        {
+            var key = CurrentLeaf().GetKey(_index);
+            key.CopyTo(_keyBuffer);
+            _keySizeBytes = key.Length;
+        }
         _version = _tree.State.Version;
         _isPositioned = true;
         return true;

@@ -200,6 +200,19 @@ internal readonly unsafe ref partial struct TreePage
         if (right <= high) System.Runtime.Intrinsics.X86.Sse.Prefetch0(_page + Unsafe.ReadUnaligned<ushort>(slots + right * TreeNodeLayout.SlotSizeBytes));
     }
 
+    /// <summary>
+    /// Starts loading node <paramref name="index"/> (its first two cache lines) if the page has it; advisory, so an
+    /// index outside the page or a bad offset does nothing harmful (a prefetch never faults).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void PrefetchNode(int index)
+    {
+        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported || (uint)index >= (uint)Count) return;
+        byte* node = _page + Unsafe.ReadUnaligned<ushort>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(node);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(node + 64);
+    }
+
     /// <summary>Bytes taken by offsets and nodes, not counting holes: what the page would use once compacted.</summary>
     public int ComputeUsedBytes()
     {
