@@ -177,7 +177,7 @@ public sealed partial class StorageEnvironment
             Monitor.PulseAll(_mergeLock);
         }
         // The merger may be inside a merged transaction; it finishes that one (dispose waits for the write lock) and stops.
-        _merger.Join(TimeSpan.FromSeconds(DisposeWriterWaitMs / 1000));
+        _merger.Join(TimeSpan.FromMilliseconds(DisposeWriterWaitMs));
         lock (_mergeLock)
         {
             _merger = null;

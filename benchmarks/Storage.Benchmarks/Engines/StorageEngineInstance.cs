@@ -51,8 +51,7 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
         var allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
         using (var tx = _environment.BeginWrite())
         {
-            var tree = tx.OpenTree(TreeName);
-            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            PutAll(tx, batch);
             stats = tx.Commit(_durability);
         }
         _allocatedBytes += GC.GetAllocatedBytesForCurrentThread() - allocatedBefore;
@@ -65,12 +64,14 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
         if (stats.Compressed) _compressedCommits++;
     }
 
-    public void CommitMerged(KeyValueBatch batch) =>
-        _environment.Write(tx =>
-        {
-            var tree = tx.OpenTree(TreeName);
-            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
-        });
+    public void CommitMerged(KeyValueBatch batch) => _environment.Write(tx => PutAll(tx, batch));
+
+    /// <summary>The batch's puts into the one tree.</summary>
+    private static void PutAll(WriteTransaction tx, KeyValueBatch batch)
+    {
+        var tree = tx.OpenTree(TreeName);
+        for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+    }
 
     public IEngineReader BeginRead() => new StorageEngineReader(_environment);
 
@@ -85,16 +86,14 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
         public void Commit(KeyValueBatch batch)
         {
             using var tx = environment.BeginWrite();
-            var tree = tx.OpenTree(TreeName);
-            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            PutAll(tx, batch);
             tx.Commit(durability);
         }
 
         public async ValueTask CommitAsync(KeyValueBatch batch)
         {
             using var tx = await environment.BeginWriteAsync().ConfigureAwait(false);
-            var tree = tx.OpenTree(TreeName);
-            for (var i = 0; i < batch.Count; i++) tree.Put(batch.Key(i), batch.Value(i));
+            PutAll(tx, batch);
             await tx.CommitAsync(durability).ConfigureAwait(false);
         }
 

@@ -228,9 +228,12 @@ internal sealed unsafe class BTreeCursor
             }
             _path.Indices[level] = next;
             long pageNumber = branch.GetChild(next);
+            // The leaf's parent: this branch, or the last page of the way down to the leaf level.
+            var parent = branch;
             for (level++; level < leafLevel; level++)
             {
                 var page = _tree.OpenPageAtLevel(pageNumber, level);
+                parent = page;
                 _path.Pages[level] = pageNumber;
                 if (page.Count == 0)
                 {
@@ -246,8 +249,8 @@ internal sealed unsafe class BTreeCursor
             {
                 SetLeaf(leaf, forward ? 0 : leaf.Count - 1);
                 PrefetchNodes(leaf, _index, forward);
-                ReadAhead(forward);
-                PrefetchSiblingLeaf(forward);
+                ReadAhead(parent, forward);
+                PrefetchSiblingLeaf(parent, forward);
                 return true;
             }
             // An empty leaf (only the root may be one in a valid tree): keep going from it.
@@ -260,13 +263,10 @@ internal sealed unsafe class BTreeCursor
     /// Starts loading the head (header and first offsets) of the leaf after the current one, so that stepping into
     /// it does not wait for memory: leaves written at random lie far apart, where no hardware prefetcher follows.
     /// </summary>
-    private void PrefetchSiblingLeaf(bool forward)
+    private void PrefetchSiblingLeaf(TreePage parent, bool forward)
     {
         if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
-        int parentLevel = _path.LeafLevel - 1;
-        if (parentLevel < 0) return;
-        var parent = _tree.OpenPageAtLevel(_path.Pages[parentLevel], parentLevel);
-        int sibling = _path.Indices[parentLevel] + (forward ? 1 : -1);
+        int sibling = _path.Indices[_path.LeafLevel - 1] + (forward ? 1 : -1);
         if (sibling < 0 || sibling >= parent.Count) return;
         byte* page = _tree.Store.PeekPage(parent.GetChild(sibling));
         if (page is null) return;
@@ -282,19 +282,15 @@ internal sealed unsafe class BTreeCursor
     }
 
     /// <summary>
-    /// Called after stepping into a sibling leaf: asks the page store for the leaves ahead in the same direction
-    /// (children of the current leaf's parent), so that a scan over pages not yet in memory does not wait for them
-    /// one by one. The map may be advised for random access, where the kernel reads nothing ahead by itself.
+    /// Called after stepping into a sibling leaf, with its parent <paramref name="branch"/>: asks the page store for the
+    /// leaves ahead in the same direction (children of that parent), so that a scan over pages not yet in memory does
+    /// not wait for them one by one. The map may be advised for random access, where the kernel reads nothing ahead by
+    /// itself.
     /// </summary>
-    private void ReadAhead(bool forward)
+    private void ReadAhead(TreePage branch, bool forward)
     {
-        int parentLevel = _path.LeafLevel - 1;
-        if (parentLevel < 0)
-        {
-            return;
-        }
-        long parent = _path.Pages[parentLevel];
-        int index = _path.Indices[parentLevel];
+        long parent = branch.PageNumber;
+        int index = _path.Indices[_path.LeafLevel - 1];
         if (parent != _aheadParent || forward != _aheadForward)
         {
             if (forward != _aheadForward)
@@ -310,7 +306,6 @@ internal sealed unsafe class BTreeCursor
         {
             return;
         }
-        var branch = _tree.OpenPageAtLevel(parent, parentLevel);
         int first;
         int end;
         if (forward)
