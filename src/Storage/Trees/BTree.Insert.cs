@@ -76,8 +76,11 @@ internal sealed unsafe partial class BTree
             if (page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes)
             {
                 var writable = ModifyPage(pageNumber);
-                writable.Compact();
-                writable.InsertNode(index, node, nodeSizeBytes);
+                if (!writable.TryInsertIntoHole(index, node, nodeSizeBytes))
+                {
+                    writable.Compact();
+                    writable.InsertNode(index, node, nodeSizeBytes);
+                }
                 return;
             }
 

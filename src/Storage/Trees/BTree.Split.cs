@@ -38,11 +38,10 @@ internal sealed unsafe partial class BTree
 
         int splitIndex = ChooseSplitIndex(page, index, node, nodeSizeBytes);
 
-        // The left page is rebuilt in place from a copy (a whole-page rewrite, which splits may do).
+        // The right page is built from a copy: the left one changes in place below.
         byte* copy = stackalloc byte[PageLayout.PageSizeBytes];
         Buffer.MemoryCopy(page.Pointer, copy, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
         var source = TreePage.Open(copy, leftPageNumber);
-        var type = source.Type;
 
         var rightFirstKey = VirtualKey(source, index, node, splitIndex);
         separatorSizeBytes = isLeaf
@@ -50,23 +49,39 @@ internal sealed unsafe partial class BTree
             // A branch's first key moves up: in the right page it becomes the implicit minus infinity.
             : WriteSeparator(rightFirstKey);
 
-        var left = TreePage.Reset(_store.ModifyPage(leftPageNumber), leftPageNumber, type, _state.TreeId);
-        var right = AllocatePage(type, leftPageNumber);
+        var right = AllocatePage(source.Type, leftPageNumber);
         int virtualCount = source.Count + 1;
-        for (int v = 0; v < virtualCount; v++)
+        for (int v = splitIndex; v < virtualCount; v++)
         {
             byte* virtualNode = VirtualNode(source, index, node, nodeSizeBytes, v, out int virtualSizeBytes);
-            if (v < splitIndex)
-            {
-                left.InsertNode(left.Count, virtualNode, virtualSizeBytes);
-            }
-            else if (v == splitIndex && !isLeaf)
+            if (v == splitIndex && !isLeaf)
             {
                 right.InsertBranchNode(0, default, TreeNodeLayout.ChildOfEncodedNode(virtualNode));
             }
             else
             {
                 right.InsertNode(right.Count, virtualNode, virtualSizeBytes);
+            }
+        }
+
+        // The left page keeps its nodes where they are, except the lowest ones, which move up into the holes the nodes
+        // that went right left behind, so that later inserts find the room at Upper. Its journal diff is the header,
+        // the offsets and the moved nodes (about a quarter of the page) instead of the whole page rebuilt.
+        var left = ModifyPage(leftPageNumber);
+        bool newNodeStaysLeft = index < splitIndex;
+        left.TruncateTo(newNodeStaysLeft ? splitIndex - 1 : splitIndex);
+        left.CloseHoles();
+        if (newNodeStaysLeft)
+        {
+            if (left.ContiguousFreeBytes >= nodeSizeBytes + TreeNodeLayout.SlotSizeBytes)
+            {
+                left.InsertNode(index, node, nodeSizeBytes);
+            }
+            else if (!left.TryInsertIntoHole(index, node, nodeSizeBytes))
+            {
+                // ChooseSplitIndex sized the left side to fit a page once compacted.
+                left.Compact();
+                left.InsertNode(index, node, nodeSizeBytes);
             }
         }
         return right.PageNumber;

@@ -11,7 +11,9 @@ namespace Storage.Trees;
 /// <remarks>
 /// The journal stores byte diffs of changed pages, so ordinary inserts and removes touch as few bytes as they can:
 /// a node is written into the free gap at Upper and only the tail of the offsets array moves; a removed node's
-/// bytes stay behind as a hole. Whole-page rewrites happen only in <see cref="Compact"/> and when splitting.
+/// bytes stay behind as a hole, and a later insert may fill it (<see cref="TryInsertIntoHole"/>). A split keeps the
+/// left page's nodes in place but the lowest, which move up into its holes (<see cref="TruncateTo"/>, <see cref="CloseHoles"/>);
+/// whole-page rewrites happen only in <see cref="Compact"/>, when no hole can take a node.
 /// </remarks>
 internal readonly unsafe ref partial struct TreePage
 {
@@ -113,6 +115,193 @@ internal readonly unsafe ref partial struct TreePage
         }
         // The gap keeps its old bytes: nothing reads them, and unchanged bytes cost nothing in the journal diff.
         Header->Upper = (ushort)upper;
+    }
+
+    /// <summary>
+    /// Keeps the first <paramref name="count"/> nodes where they are and drops the rest (a split's left page): only
+    /// the header changes, and Upper rises to the lowest node kept. The dropped nodes' bytes become holes.
+    /// </summary>
+    public void TruncateTo(int count)
+    {
+        Debug.Assert((uint)count <= (uint)Count, "a page is truncated to fewer nodes");
+        int upper = PageLayout.PageSizeBytes;
+        for (int i = 0; i < count; i++)
+        {
+            upper = Math.Min(upper, ReadNode(i, out _, out _));
+        }
+        Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + count * TreeNodeLayout.SlotSizeBytes);
+        Header->Upper = (ushort)upper;
+    }
+
+    /// <summary>
+    /// Moves the lowest nodes into holes higher up, each into the highest hole above it that holds it, until no hole
+    /// lies above the lowest node: the gap at Upper then holds the page's free room (all of it when the nodes are of
+    /// one size) while only the moved nodes' bytes and offsets change, instead of the whole page as when compacting.
+    /// </summary>
+    [SkipLocalsInit]
+    public void CloseHoles()
+    {
+        int count = Count;
+        if (count == 0)
+        {
+            Header->Upper = PageLayout.PageSizeBytes;
+            return;
+        }
+        if (count > TreeNodeLayout.MaxNodesPerSplit) return;
+        Span<int> nodes = stackalloc int[count];
+        Span<short> sizes = stackalloc short[count];
+        for (int i = 0; i < count; i++)
+        {
+            int offset = ReadNode(i, out _, out int sizeBytes);
+            nodes[i] = (offset << 16) | i;
+            sizes[i] = (short)sizeBytes;
+        }
+        nodes.Sort();
+        Span<int> holeStarts = stackalloc int[count];
+        Span<int> holeLengths = stackalloc int[count];
+        int holes = 0;
+        int covered = nodes[0] >> 16;
+        for (int i = 0; i <= count; i++)
+        {
+            int start = i < count ? nodes[i] >> 16 : PageLayout.PageSizeBytes;
+            if (start > covered && holes < count)
+            {
+                holeStarts[holes] = covered;
+                holeLengths[holes] = start - covered;
+                holes++;
+            }
+            if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
+        }
+
+        int bottom = 0;
+        int lowestMovedTo = PageLayout.PageSizeBytes;
+        for (; bottom < count; bottom++)
+        {
+            int offset = nodes[bottom] >> 16;
+            int slot = nodes[bottom] & 0xFFFF;
+            int sizeBytes = sizes[slot];
+            int target = -1;
+            for (int h = holes - 1; h >= 0 && holeStarts[h] > offset; h--)
+            {
+                if (holeLengths[h] >= sizeBytes)
+                {
+                    target = h;
+                    break;
+                }
+            }
+            if (target < 0) break;
+            // The node goes to the top of the hole, so that what is left of the hole stays next to the gap's side.
+            int to = holeStarts[target] + holeLengths[target] - sizeBytes;
+            holeLengths[target] -= sizeBytes;
+            Buffer.MemoryCopy(_page + offset, _page + to, sizeBytes, sizeBytes);
+            Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + slot * TreeNodeLayout.SlotSizeBytes, (ushort)to);
+            lowestMovedTo = Math.Min(lowestMovedTo, to);
+        }
+        int upper = bottom < count ? nodes[bottom] >> 16 : PageLayout.PageSizeBytes;
+        Header->Upper = (ushort)Math.Min(upper, lowestMovedTo);
+    }
+
+    /// <summary>
+    /// Inserts a node at <paramref name="index"/> without compacting, when the gap at Upper is too small for it: the
+    /// node goes into the smallest hole between nodes that holds it, and when the gap has no room left even for its
+    /// offset, the lowest nodes move into holes higher up so that the gap grows. Only the bytes moved change (compacting
+    /// would rewrite the whole page, and the journal would carry all of it). Returns false, changing nothing, when the
+    /// holes cannot take them.
+    /// </summary>
+    [SkipLocalsInit]
+    public bool TryInsertIntoHole(int index, byte* node, int nodeSizeBytes)
+    {
+        int count = Count;
+        if (count > TreeNodeLayout.MaxNodesPerSplit) return false;
+        // Each node as (offset << 16 | slot): sorted, they walk the node area from Upper to the page's end.
+        Span<int> nodes = stackalloc int[count];
+        Span<short> sizes = stackalloc short[count];
+        for (int i = 0; i < count; i++)
+        {
+            int offset = ReadNode(i, out _, out int sizeBytes);
+            nodes[i] = (offset << 16) | i;
+            sizes[i] = (short)sizeBytes;
+        }
+        nodes.Sort();
+
+        // The holes, as (start, length), in offset order; the room below the lowest node belongs to the gap.
+        Span<int> holeStarts = stackalloc int[count + 1];
+        Span<int> holeLengths = stackalloc int[count + 1];
+        int holes = 0;
+        int lowest = count > 0 ? nodes[0] >> 16 : PageLayout.PageSizeBytes;
+        int covered = lowest;
+        for (int i = 0; i <= count; i++)
+        {
+            int start = i < count ? nodes[i] >> 16 : PageLayout.PageSizeBytes;
+            if (start > covered)
+            {
+                holeStarts[holes] = covered;
+                holeLengths[holes] = start - covered;
+                holes++;
+            }
+            if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
+        }
+
+        // Plan first, change nothing until the plan works: the lowest nodes move into holes above them until the gap
+        // holds the new offset, and the new node fits either the gap or a hole above it. A node moves only past the
+        // next node, so every move raises the bottom of the node area.
+        int lower = Lower;
+        int upper = lowest;
+        int moved = 0;
+        int lowestMovedTo = PageLayout.PageSizeBytes;
+        int nodeHole = -1;
+        while (true)
+        {
+            if (upper - lower >= nodeSizeBytes + TreeNodeLayout.SlotSizeBytes) break;
+            if (upper - lower >= TreeNodeLayout.SlotSizeBytes && (nodeHole = BestHole(holeStarts[..holes], holeLengths[..holes], nodeSizeBytes, upper)) >= 0) break;
+            if (moved == count) return false;
+            int slot = nodes[moved] & 0xFFFF;
+            int sizeBytes = sizes[slot];
+            int above = moved + 1 < count ? nodes[moved + 1] >> 16 : (nodes[moved] >> 16) + sizeBytes;
+            int target = BestHole(holeStarts[..holes], holeLengths[..holes], sizeBytes, above);
+            if (target < 0) return false;
+            int to = holeStarts[target];
+            holeStarts[target] += sizeBytes;
+            holeLengths[target] -= sizeBytes;
+            nodes[moved] = (to << 16) | slot;
+            lowestMovedTo = Math.Min(lowestMovedTo, to);
+            moved++;
+            upper = Math.Min(moved < count ? nodes[moved] >> 16 : PageLayout.PageSizeBytes, lowestMovedTo);
+        }
+
+        for (int m = 0; m < moved; m++)
+        {
+            int slot = nodes[m] & 0xFFFF;
+            int from = ReadNode(slot, out _, out _);
+            int to = nodes[m] >> 16;
+            Buffer.MemoryCopy(_page + from, _page + to, sizes[slot], sizes[slot]);
+            Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + slot * TreeNodeLayout.SlotSizeBytes, (ushort)to);
+        }
+        Header->Upper = (ushort)upper;
+        if (nodeHole < 0)
+        {
+            InsertNode(index, node, nodeSizeBytes);
+            return true;
+        }
+        int at = holeStarts[nodeHole];
+        byte* slotAt = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+        int tailBytes = (count - index) * TreeNodeLayout.SlotSizeBytes;
+        Buffer.MemoryCopy(slotAt, slotAt + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
+        Unsafe.WriteUnaligned(slotAt, (ushort)at);
+        Header->Lower += TreeNodeLayout.SlotSizeBytes;
+        Buffer.MemoryCopy(node, _page + at, nodeSizeBytes, nodeSizeBytes);
+        return true;
+    }
+
+    /// <summary>The smallest hole starting at or above <paramref name="minStart"/> that holds <paramref name="sizeBytes"/>, or -1.</summary>
+    private static int BestHole(ReadOnlySpan<int> starts, ReadOnlySpan<int> lengths, int sizeBytes, int minStart)
+    {
+        int best = -1;
+        for (int h = 0; h < starts.Length; h++)
+        {
+            if (lengths[h] >= sizeBytes && starts[h] >= minStart && (best < 0 || lengths[h] < lengths[best])) best = h;
+        }
+        return best;
     }
 
     /// <summary>Claims room for a node below Upper and an offset at <paramref name="index"/>; returns where to write the node.</summary>
