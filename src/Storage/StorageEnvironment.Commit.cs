@@ -302,6 +302,17 @@ public sealed partial class StorageEnvironment
                 // Everything committed is in the journal; the next open replays it.
                 Poison(e);
             }
+            if (_poison is null)
+            {
+                try
+                {
+                    Journal.TrimSpares(DataFile.PageCount * PageLayout.PageSizeBytes / ClosedJournalShare);
+                }
+                catch (Exception e) when (e is StorageException or IOException)
+                {
+                    // A spare left behind is adopted or deleted by the next open.
+                }
+            }
         }
         Journal.Dispose();
         _flusher.Dispose();
@@ -310,6 +321,9 @@ public sealed partial class StorageEnvironment
     }
 
     private const int DisposeWriterWaitMs = 10_000;
+
+    /// <summary>A closed environment keeps spare journal files only while the journal stays within this share (1/n) of the data file.</summary>
+    private const int ClosedJournalShare = 4;
 
     /// <summary>Test seam: stops as a killed process would, without flushing, syncing or closing cleanly.</summary>
     internal void SimulateCrash()

@@ -466,6 +466,45 @@ internal sealed unsafe class JournalWriter : IDisposable
         return retired.Count;
     }
 
+    /// <summary>
+    /// At a clean close (every entry synced to the data file): deletes spare files, newest first, until the journal's
+    /// files together take at most <paramref name="keepBytes"/>, so that a closed environment's directory stays near
+    /// its data file. The next open prepares spares again in the background as the load needs them.
+    /// </summary>
+    public void TrimSpares(long keepBytes)
+    {
+        try
+        {
+            _preparing?.Wait();
+        }
+        catch (AggregateException)
+        {
+            // A spare that failed to be made is not there to trim.
+        }
+        List<JournalFile> trimmed = [];
+        lock (_lock)
+        {
+            long total = 0;
+            foreach (var file in _files) total += file.SizeBytes;
+            var kept = new List<JournalFile>();
+            foreach (var spare in _spares)
+            {
+                if (total + spare.SizeBytes <= keepBytes)
+                {
+                    total += spare.SizeBytes;
+                    kept.Add(spare);
+                }
+                else
+                {
+                    trimmed.Add(spare);
+                }
+            }
+            _spares.Clear();
+            foreach (var spare in kept) _spares.Enqueue(spare);
+        }
+        foreach (var spare in trimmed) spare.Delete(_faults);
+    }
+
     public void Dispose()
     {
         try
