@@ -150,28 +150,9 @@ internal readonly unsafe ref partial struct TreePage
         if (count > TreeNodeLayout.MaxNodesPerSplit) return;
         Span<int> nodes = stackalloc int[count];
         Span<short> sizes = stackalloc short[count];
-        for (int i = 0; i < count; i++)
-        {
-            int offset = ReadNode(i, out _, out int sizeBytes);
-            nodes[i] = (offset << 16) | i;
-            sizes[i] = (short)sizeBytes;
-        }
-        nodes.Sort();
-        Span<int> holeStarts = stackalloc int[count];
-        Span<int> holeLengths = stackalloc int[count];
-        int holes = 0;
-        int covered = nodes[0] >> 16;
-        for (int i = 0; i <= count; i++)
-        {
-            int start = i < count ? nodes[i] >> 16 : PageLayout.PageSizeBytes;
-            if (start > covered && holes < count)
-            {
-                holeStarts[holes] = covered;
-                holeLengths[holes] = start - covered;
-                holes++;
-            }
-            if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
-        }
+        Span<int> holeStarts = stackalloc int[count + 1];
+        Span<int> holeLengths = stackalloc int[count + 1];
+        int holes = MapNodesAndHoles(nodes, sizes, holeStarts, holeLengths);
 
         int bottom = 0;
         int lowestMovedTo = PageLayout.PageSizeBytes;
@@ -213,34 +194,12 @@ internal readonly unsafe ref partial struct TreePage
     {
         int count = Count;
         if (count > TreeNodeLayout.MaxNodesPerSplit) return false;
-        // Each node as (offset << 16 | slot): sorted, they walk the node area from Upper to the page's end.
         Span<int> nodes = stackalloc int[count];
         Span<short> sizes = stackalloc short[count];
-        for (int i = 0; i < count; i++)
-        {
-            int offset = ReadNode(i, out _, out int sizeBytes);
-            nodes[i] = (offset << 16) | i;
-            sizes[i] = (short)sizeBytes;
-        }
-        nodes.Sort();
-
-        // The holes, as (start, length), in offset order; the room below the lowest node belongs to the gap.
         Span<int> holeStarts = stackalloc int[count + 1];
         Span<int> holeLengths = stackalloc int[count + 1];
-        int holes = 0;
+        int holes = MapNodesAndHoles(nodes, sizes, holeStarts, holeLengths);
         int lowest = count > 0 ? nodes[0] >> 16 : PageLayout.PageSizeBytes;
-        int covered = lowest;
-        for (int i = 0; i <= count; i++)
-        {
-            int start = i < count ? nodes[i] >> 16 : PageLayout.PageSizeBytes;
-            if (start > covered)
-            {
-                holeStarts[holes] = covered;
-                holeLengths[holes] = start - covered;
-                holes++;
-            }
-            if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
-        }
 
         // Plan first, change nothing until the plan works: the lowest nodes move into holes above them until the gap
         // holds the new offset, and the new node fits either the gap or a hole above it. A node moves only past the
@@ -291,6 +250,37 @@ internal readonly unsafe ref partial struct TreePage
         Header->Lower += TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(node, _page + at, nodeSizeBytes, nodeSizeBytes);
         return true;
+    }
+
+    /// <summary>
+    /// Fills <paramref name="nodes"/> with every node as (offset &lt;&lt; 16 | slot), sorted by offset, and
+    /// <paramref name="sizes"/> by slot; then the holes between the lowest node and the page's end, as (start, length)
+    /// in offset order (the room below the lowest node belongs to the gap). Returns the number of holes.
+    /// </summary>
+    private int MapNodesAndHoles(Span<int> nodes, Span<short> sizes, Span<int> holeStarts, Span<int> holeLengths)
+    {
+        int count = nodes.Length;
+        for (int i = 0; i < count; i++)
+        {
+            int offset = ReadNode(i, out _, out int sizeBytes);
+            nodes[i] = (offset << 16) | i;
+            sizes[i] = (short)sizeBytes;
+        }
+        nodes.Sort();
+        int holes = 0;
+        int covered = count > 0 ? nodes[0] >> 16 : PageLayout.PageSizeBytes;
+        for (int i = 0; i <= count; i++)
+        {
+            int start = i < count ? nodes[i] >> 16 : PageLayout.PageSizeBytes;
+            if (start > covered)
+            {
+                holeStarts[holes] = covered;
+                holeLengths[holes] = start - covered;
+                holes++;
+            }
+            if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
+        }
+        return holes;
     }
 
     /// <summary>The smallest hole starting at or above <paramref name="minStart"/> that holds <paramref name="sizeBytes"/>, or -1.</summary>
