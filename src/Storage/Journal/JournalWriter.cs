@@ -473,39 +473,30 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// </summary>
     public void TrimSpares(long keepBytes)
     {
-        try
-        {
-            _preparing?.Wait();
-        }
-        catch (AggregateException)
-        {
-            // A spare that failed to be made is not there to trim.
-        }
+        WaitForSparePreparation();
         List<JournalFile> trimmed = [];
         lock (_lock)
         {
-            long total = 0;
-            foreach (var file in _files) total += file.SizeBytes;
-            var kept = new List<JournalFile>();
-            foreach (var spare in _spares)
+            long total = _files.Sum(file => file.SizeBytes);
+            for (int left = _spares.Count; left > 0; left--)
             {
+                var spare = _spares.Dequeue();
                 if (total + spare.SizeBytes <= keepBytes)
                 {
                     total += spare.SizeBytes;
-                    kept.Add(spare);
+                    _spares.Enqueue(spare);
                 }
                 else
                 {
                     trimmed.Add(spare);
                 }
             }
-            _spares.Clear();
-            foreach (var spare in kept) _spares.Enqueue(spare);
         }
         foreach (var spare in trimmed) spare.Delete(_faults);
     }
 
-    public void Dispose()
+    /// <summary>Waits for a spare being prepared in the background; a failed preparation leaves no spare and is not an error here.</summary>
+    private void WaitForSparePreparation()
     {
         try
         {
@@ -515,6 +506,11 @@ internal sealed unsafe class JournalWriter : IDisposable
         {
             // Nothing to clean: a spare that failed to be made is not used.
         }
+    }
+
+    public void Dispose()
+    {
+        WaitForSparePreparation();
         lock (_lock)
         {
             _closed = true;

@@ -68,19 +68,9 @@ internal sealed unsafe partial class BTree
             long pageNumber = _path.Pages[level];
             var page = OpenPage(pageNumber);
             int neededBytes = nodeSizeBytes + TreeNodeLayout.SlotSizeBytes;
-            if (page.ContiguousFreeBytes >= neededBytes)
+            if (page.ContiguousFreeBytes >= neededBytes || page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes)
             {
-                ModifyPage(pageNumber).InsertNode(index, node, nodeSizeBytes);
-                return;
-            }
-            if (page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes)
-            {
-                var writable = ModifyPage(pageNumber);
-                if (!writable.TryInsertIntoHole(index, node, nodeSizeBytes))
-                {
-                    writable.Compact();
-                    writable.InsertNode(index, node, nodeSizeBytes);
-                }
+                ModifyPage(pageNumber).InsertWhereItFits(index, node, nodeSizeBytes);
                 return;
             }
 

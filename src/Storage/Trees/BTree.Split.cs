@@ -68,21 +68,15 @@ internal sealed unsafe partial class BTree
         // that went right left behind, so that later inserts find the room at Upper. Its journal diff is the header,
         // the offsets and the moved nodes (about a quarter of the page) instead of the whole page rebuilt.
         var left = ModifyPage(leftPageNumber);
-        bool newNodeStaysLeft = index < splitIndex;
-        left.TruncateTo(newNodeStaysLeft ? splitIndex - 1 : splitIndex);
-        left.CloseHoles();
-        if (newNodeStaysLeft)
+        if (index < splitIndex)
         {
-            if (left.ContiguousFreeBytes >= nodeSizeBytes + TreeNodeLayout.SlotSizeBytes)
-            {
-                left.InsertNode(index, node, nodeSizeBytes);
-            }
-            else if (!left.TryInsertIntoHole(index, node, nodeSizeBytes))
-            {
-                // ChooseSplitIndex sized the left side to fit a page once compacted.
-                left.Compact();
-                left.InsertNode(index, node, nodeSizeBytes);
-            }
+            left.TruncateTo(splitIndex - 1);
+            // ChooseSplitIndex sized the left side to fit a page once compacted.
+            left.InsertWhereItFits(index, node, nodeSizeBytes);
+        }
+        else
+        {
+            left.TruncateTo(splitIndex);
         }
         return right.PageNumber;
     }

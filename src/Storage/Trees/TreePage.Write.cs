@@ -118,19 +118,27 @@ internal readonly unsafe ref partial struct TreePage
     }
 
     /// <summary>
-    /// Keeps the first <paramref name="count"/> nodes where they are and drops the rest (a split's left page): only
-    /// the header changes, and Upper rises to the lowest node kept. The dropped nodes' bytes become holes.
+    /// Keeps the first <paramref name="count"/> nodes and drops the rest (a split's left page): the kept nodes stay
+    /// where they are but the lowest, which move up into the dropped nodes' room (<see cref="CloseHoles"/>).
     /// </summary>
     public void TruncateTo(int count)
     {
         Debug.Assert((uint)count <= (uint)Count, "a page is truncated to fewer nodes");
-        int upper = PageLayout.PageSizeBytes;
-        for (int i = 0; i < count; i++)
-        {
-            upper = Math.Min(upper, ReadNode(i, out _, out _));
-        }
+        // Upper stays at or below every kept node, so the page is valid until CloseHoles raises it.
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + count * TreeNodeLayout.SlotSizeBytes);
-        Header->Upper = (ushort)upper;
+        CloseHoles();
+    }
+
+    /// <summary>
+    /// Inserts a node at <paramref name="index"/> where it fits: into the gap at Upper, else into a hole
+    /// (<see cref="TryInsertIntoHole"/>), else after compacting. The caller knows it fits the page once compacted.
+    /// </summary>
+    public void InsertWhereItFits(int index, byte* node, int nodeSizeBytes)
+    {
+        bool gapFits = ContiguousFreeBytes >= nodeSizeBytes + TreeNodeLayout.SlotSizeBytes;
+        if (!gapFits && TryInsertIntoHole(index, node, nodeSizeBytes)) return;
+        if (!gapFits) Compact();
+        InsertNode(index, node, nodeSizeBytes);
     }
 
     /// <summary>
@@ -243,11 +251,7 @@ internal readonly unsafe ref partial struct TreePage
             return true;
         }
         int at = holeStarts[nodeHole];
-        byte* slotAt = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
-        int tailBytes = (count - index) * TreeNodeLayout.SlotSizeBytes;
-        Buffer.MemoryCopy(slotAt, slotAt + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
-        Unsafe.WriteUnaligned(slotAt, (ushort)at);
-        Header->Lower += TreeNodeLayout.SlotSizeBytes;
+        InsertOffset(index, at);
         Buffer.MemoryCopy(node, _page + at, nodeSizeBytes, nodeSizeBytes);
         return true;
     }
@@ -305,12 +309,18 @@ internal readonly unsafe ref partial struct TreePage
             TreeThrowHelper.ThrowNodeDoesNotFit(PageNumber, nodeSizeBytes + TreeNodeLayout.SlotSizeBytes, free);
         }
         int upper = Upper - nodeSizeBytes;
-        byte* slot = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
-        int tailBytes = (count - index) * TreeNodeLayout.SlotSizeBytes;
-        Buffer.MemoryCopy(slot, slot + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
-        Unsafe.WriteUnaligned(slot, (ushort)upper);
-        Header->Lower += TreeNodeLayout.SlotSizeBytes;
+        InsertOffset(index, upper);
         Header->Upper = (ushort)upper;
         return _page + upper;
+    }
+
+    /// <summary>Puts <paramref name="offset"/> into the offsets array at <paramref name="index"/>, moving the ones after it up by one.</summary>
+    private void InsertOffset(int index, int offset)
+    {
+        byte* slot = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+        int tailBytes = (Count - index) * TreeNodeLayout.SlotSizeBytes;
+        Buffer.MemoryCopy(slot, slot + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
+        Unsafe.WriteUnaligned(slot, (ushort)offset);
+        Header->Lower += TreeNodeLayout.SlotSizeBytes;
     }
 }
