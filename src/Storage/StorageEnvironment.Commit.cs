@@ -92,7 +92,7 @@ public sealed partial class StorageEnvironment
         _writerState = state;
         lock (_commitRecords)
         {
-            _commitRecords.Enqueue(new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root));
+            _commitRecords.Enqueue((new CommitRecord(transactionId, position.FileNumber, position.OffsetBytes + length, pages.NextPageNumber, root), state));
             // A lazy commit is visible at once, and with it any commit appended before it.
             if (lazy) Interlocked.Exchange(ref _state, state);
         }
@@ -201,8 +201,8 @@ public sealed partial class StorageEnvironment
         if (at < 0) sortedSnapshots.Insert(~at, durable);
     }
 
-    /// <summary>Commits appended whose journal entries may not be durable yet, in order.</summary>
-    private readonly Queue<CommitRecord> _commitRecords = new();
+    /// <summary>Commits appended whose journal entries may not be durable yet, in order, with the state each publishes.</summary>
+    private readonly Queue<(CommitRecord Record, EnvironmentState State)> _commitRecords = new();
 
     /// <summary>
     /// Makes the commits whose journal entries are durable visible to readers (lazy ones are already) and hands them to
@@ -214,14 +214,15 @@ public sealed partial class StorageEnvironment
         var durable = Journal.DurableTransactionId;
         lock (_commitRecords)
         {
-            CommitRecord last = default;
-            while (_commitRecords.TryPeek(out var record) && record.TransactionId <= durable)
+            EnvironmentState? last = null;
+            while (_commitRecords.TryPeek(out var next) && next.Record.TransactionId <= durable)
             {
-                last = _commitRecords.Dequeue();
-                _flusher.RecordCommit(last);
+                _commitRecords.Dequeue();
+                _flusher.RecordCommit(next.Record);
+                last = next.State;
             }
             // A full fence: a reader that registers on the old state is then visible to a pruner that reads the new one.
-            if (last.TransactionId > _state.TransactionId) Interlocked.Exchange(ref _state, new EnvironmentState(last.TransactionId, last.RootTree, last.NextPageNumber));
+            if (last is not null && last.TransactionId > _state.TransactionId) Interlocked.Exchange(ref _state, last);
         }
     }
 

@@ -1,4 +1,4 @@
-using System.Collections.Concurrent;
+using System.Numerics;
 
 namespace Storage.Paging;
 
@@ -7,49 +7,93 @@ namespace Storage.Paging;
 /// The writer adds versions at commit; the flusher removes them once written. Readers look up the
 /// newest version not newer than their snapshot, without locks.
 /// </summary>
+/// <remarks>
+/// <para>Built so that a commit allocates nothing in steady state: an open-addressing table of <see cref="Entry"/>
+/// objects, one per page, whose version arrays are changed in place and which are recycled when their page leaves the
+/// table. Every change is made under one lock (the writer adds and prunes, the flusher prunes and removes), so changes
+/// never race each other; readers take no lock and check what they read:</para>
+/// <list type="bullet">
+/// <item>an entry's <see cref="Entry.Sequence"/> is odd while the entry changes (a sequence lock): a reader that saw it
+/// change, or saw the entry belong to another page (recycled), looks again;</item>
+/// <item>entries move between slots only when one leaves the table (deletion shifts the probe chain back) or the table
+/// grows (into a new array). Leaving bumps <see cref="_moves"/>, so a reader that found nothing while an entry moved
+/// looks again. A reader of an older array after growth misses only pages added after it grew, whose versions are newer
+/// than any snapshot that reader can have: a page enters the table with a commit that is published afterwards.</item>
+/// </list>
+/// <para>A page found with no versions left its table after the flusher wrote it: the data file holds what any reader
+/// that can still find that entry sees.</para>
+/// </remarks>
 internal sealed class PageTable
 {
-    private readonly ConcurrentDictionary<long, PageVersion[]> _versions = new();
+    private const int InitialSlots = 1024;
+
+    /// <summary>Versions an entry holds before its array grows (kept with the entry when it is recycled).</summary>
+    private const int InitialVersions = 4;
+
+    private readonly object _mutate = new();
+    private Entry?[] _slots = new Entry?[InitialSlots];
+    private int _shift = 64 - BitOperations.Log2(InitialSlots);
     private int _pagesWithVersions;
+
+    /// <summary>Odd while an entry leaves the table and others shift back into its slot.</summary>
+    private int _moves;
+
+    /// <summary>Entries whose page left the table, for reuse (linked through <see cref="Entry.NextFree"/>); changed under <see cref="_mutate"/>.</summary>
+    private Entry? _free;
 
     public bool IsEmpty => Volatile.Read(ref _pagesWithVersions) == 0;
 
+    /// <summary>The number of pages with versions in the table.</summary>
+    public int Count => Volatile.Read(ref _pagesWithVersions);
+
     public bool TryGet(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
     {
-        if (_versions.TryGetValue(pageNumber, out var versions))
+        var spinner = new SpinWait();
+        while (true)
         {
-            for (var i = versions.Length - 1; i >= 0; i--)
+            var moves = Volatile.Read(ref _moves);
+            if ((moves & 1) == 0)
             {
-                if (versions[i].TransactionId <= snapshotTransactionId)
+                var entry = Find(Volatile.Read(ref _slots), pageNumber);
+                if (entry is not null)
                 {
-                    buffer = versions[i].Buffer;
-                    return true;
+                    var read = entry.TryRead(pageNumber, snapshotTransactionId, out buffer);
+                    if (read != ReadResult.Retry) return read == ReadResult.Found;
+                }
+                else if (Volatile.Read(ref _moves) == moves)
+                {
+                    buffer = null!;
+                    return false;
                 }
             }
+            spinner.SpinOnce(sleep1Threshold: -1);
         }
-        buffer = null!;
-        return false;
     }
 
     /// <summary>Adds a committed version (called by the single writer, before it publishes the transaction).</summary>
     public void Add(long pageNumber, long transactionId, ScratchBuffer buffer)
     {
-        var version = new PageVersion(transactionId, buffer);
-        while (true)
+        lock (_mutate)
         {
-            if (!_versions.TryGetValue(pageNumber, out var current))
+            var entry = Find(_slots, pageNumber);
+            if (entry is not null)
             {
-                if (_versions.TryAdd(pageNumber, [version]))
-                {
-                    Interlocked.Increment(ref _pagesWithVersions);
-                    return;
-                }
-                continue;
+                entry.BeginChange();
+                entry.Append(transactionId, buffer);
+                entry.EndChange();
+                return;
             }
-            var next = new PageVersion[current.Length + 1];
-            current.CopyTo(next, 0);
-            next[^1] = version;
-            if (_versions.TryUpdate(pageNumber, next, current)) return;
+            entry = _free ?? new Entry();
+            _free = entry.NextFree;
+            entry.NextFree = null;
+            // A recycled entry's readers see its sequence move on, and the new page number, before they trust it.
+            entry.BeginChange();
+            entry.PageNumber = pageNumber;
+            entry.Count = 0;
+            entry.Append(transactionId, buffer);
+            entry.EndChange();
+            Insert(entry);
+            Interlocked.Increment(ref _pagesWithVersions);
         }
     }
 
@@ -69,55 +113,64 @@ internal sealed class PageTable
     /// </summary>
     public void Prune(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
-        if (_versions.TryGetValue(pageNumber, out var current)) PruneVersions(pageNumber, current, snapshots, published, pruned);
+        lock (_mutate)
+        {
+            var entry = Find(_slots, pageNumber);
+            if (entry is not null) PruneVersions(entry, snapshots, published, pruned);
+        }
     }
 
     /// <summary><see cref="Prune"/> over every page: for snapshots that ended while the pages they kept were not changed again.</summary>
     public void PruneAll(ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
-        foreach (var (page, versions) in _versions) PruneVersions(page, versions, snapshots, published, pruned);
+        var slots = Volatile.Read(ref _slots);
+        foreach (var entry in slots)
+        {
+            if (entry is null || Volatile.Read(ref entry.Count) < 2) continue;
+            // One entry at a time, so that the writer's commits are not held up by a walk of the whole table.
+            lock (_mutate) PruneVersions(entry, snapshots, published, pruned);
+        }
     }
 
-    /// <summary>Decides once per version which are needed, then swaps the array (again from a fresh read if the writer or the flusher swapped it meanwhile).</summary>
-    private void PruneVersions(long pageNumber, PageVersion[] current, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
+    /// <summary>Decides once per version which are needed, then compacts the entry's array in place.</summary>
+    private static void PruneVersions(Entry entry, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
+        var count = entry.Count;
+        if (count < 2) return;
         Span<bool> onStack = stackalloc bool[64];
-        while (current.Length > 1)
+        var needed = count <= onStack.Length ? onStack[..count] : new bool[count];
+        var keep = 0;
+        for (var i = 0; i < count; i++)
         {
-            var needed = current.Length <= onStack.Length ? onStack[..current.Length] : new bool[current.Length];
-            var keep = 0;
-            for (var i = 0; i < current.Length; i++)
-            {
-                needed[i] = IsNeeded(current, i, snapshots, published);
-                if (needed[i]) keep++;
-            }
-            if (keep == current.Length) return;
-            var next = new PageVersion[keep];
-            for (int i = 0, j = 0; i < current.Length; i++)
-            {
-                if (needed[i]) next[j++] = current[i];
-            }
-            if (_versions.TryUpdate(pageNumber, next, current))
-            {
-                for (var i = 0; i < current.Length; i++)
-                {
-                    if (!needed[i]) pruned.Add(current[i].Buffer);
-                }
-                return;
-            }
-            if (!_versions.TryGetValue(pageNumber, out current!)) return;
+            needed[i] = IsNeeded(entry.Transactions, count, i, snapshots, published);
+            if (needed[i]) keep++;
         }
+        if (keep == count) return;
+        entry.BeginChange();
+        var kept = 0;
+        for (var i = 0; i < count; i++)
+        {
+            if (!needed[i])
+            {
+                pruned.Add(entry.Buffers[i]!);
+                continue;
+            }
+            entry.Transactions[kept] = entry.Transactions[i];
+            entry.Buffers[kept++] = entry.Buffers[i];
+        }
+        entry.Forget(kept, count);
+        entry.EndChange();
     }
 
     /// <summary>
     /// Version <paramref name="index"/> (versions oldest first) is needed when it is the newest, newer than the
     /// published state, or the newest one at or before the published state or one of the snapshots.
     /// </summary>
-    private static bool IsNeeded(PageVersion[] versions, int index, ReadOnlySpan<long> snapshots, long published)
+    private static bool IsNeeded(long[] transactions, int count, int index, ReadOnlySpan<long> snapshots, long published)
     {
-        if (index == versions.Length - 1) return true;
-        var from = versions[index].TransactionId;
-        var until = versions[index + 1].TransactionId;
+        if (index == count - 1) return true;
+        var from = transactions[index];
+        var until = transactions[index + 1];
         if (from > published || (published >= from && published < until)) return true;
         // The first snapshot at or after this version decides: it sees this version unless the next one is not newer than it.
         var first = FirstAtOrAfter(snapshots, from);
@@ -139,32 +192,44 @@ internal sealed class PageTable
     /// <summary>
     /// Bytes of scratch held for snapshots older than the newest commit: versions a newer one replaced (kept because a
     /// snapshot reads them), and versions newer than <paramref name="oldestSnapshot"/>, which the flusher may not write
-    /// while that snapshot can still read the data file. Walks the whole table.
+    /// while that snapshot can still read the data file. Walks the whole table (an estimate while commits run).
     /// </summary>
     public long PinnedBytes(long oldestSnapshot)
     {
         long bytes = 0;
-        foreach (var (_, versions) in _versions)
+        foreach (var entry in Volatile.Read(ref _slots))
         {
-            for (var i = 0; i < versions.Length; i++)
+            if (entry is null) continue;
+            lock (_mutate)
             {
-                if (i < versions.Length - 1 || versions[i].TransactionId > oldestSnapshot) bytes += versions[i].Buffer.SizeBytes;
+                var count = entry.Count;
+                for (var i = 0; i < count; i++)
+                {
+                    if (i < count - 1 || entry.Transactions[i] > oldestSnapshot) bytes += entry.Buffers[i]!.SizeBytes;
+                }
             }
         }
         return bytes;
     }
 
-    /// <summary>For each page, the newest version at or before <paramref name="upToTransactionId"/>.</summary>
+    /// <summary>
+    /// For each page, the newest version at or before <paramref name="upToTransactionId"/>. Called by the flusher, the
+    /// only one that removes pages, so no page leaves meanwhile; pages the writer adds meanwhile hold only newer versions.
+    /// </summary>
     public void CollectFlushable(long upToTransactionId, List<FlushCandidate> output)
     {
-        foreach (var (page, versions) in _versions)
+        foreach (var entry in Volatile.Read(ref _slots))
         {
-            for (var i = versions.Length - 1; i >= 0; i--)
+            if (entry is null) continue;
+            lock (_mutate)
             {
-                if (versions[i].TransactionId <= upToTransactionId)
+                for (var i = entry.Count - 1; i >= 0; i--)
                 {
-                    output.Add(new FlushCandidate(page, versions[i].Buffer, versions[i].TransactionId));
-                    break;
+                    if (entry.Transactions[i] <= upToTransactionId)
+                    {
+                        output.Add(new FlushCandidate(entry.PageNumber, entry.Buffers[i]!, entry.Transactions[i]));
+                        break;
+                    }
                 }
             }
         }
@@ -175,27 +240,32 @@ internal sealed class PageTable
     {
         foreach (var candidate in pages)
         {
-            var page = candidate.PageNumber;
-            while (true)
+            lock (_mutate)
             {
-                if (!_versions.TryGetValue(page, out var current)) break;
+                var entry = Find(_slots, candidate.PageNumber);
+                if (entry is null) continue;
+                var count = entry.Count;
                 var keep = 0;
-                foreach (var v in current) if (v.TransactionId > upToTransactionId) keep++;
-                if (keep == current.Length) break;
-                if (keep == 0)
+                for (var i = 0; i < count; i++)
                 {
-                    if (!_versions.TryRemove(new KeyValuePair<long, PageVersion[]>(page, current))) continue;
-                    Interlocked.Decrement(ref _pagesWithVersions);
+                    if (entry.Transactions[i] > upToTransactionId) keep++;
                 }
-                else
+                if (keep == count) continue;
+                entry.BeginChange();
+                var kept = 0;
+                for (var i = 0; i < count; i++)
                 {
-                    var next = new PageVersion[keep];
-                    var j = 0;
-                    foreach (var v in current) if (v.TransactionId > upToTransactionId) next[j++] = v;
-                    if (!_versions.TryUpdate(page, next, current)) continue;
+                    if (entry.Transactions[i] <= upToTransactionId)
+                    {
+                        removed.Add(entry.Buffers[i]!);
+                        continue;
+                    }
+                    entry.Transactions[kept] = entry.Transactions[i];
+                    entry.Buffers[kept++] = entry.Buffers[i];
                 }
-                foreach (var v in current) if (v.TransactionId <= upToTransactionId) removed.Add(v.Buffer);
-                break;
+                entry.Forget(kept, count);
+                entry.EndChange();
+                if (kept == 0) Remove(entry);
             }
         }
     }
@@ -203,11 +273,153 @@ internal sealed class PageTable
     /// <summary>Every buffer still held (at close).</summary>
     public IEnumerable<ScratchBuffer> AllBuffers()
     {
-        foreach (var (_, versions) in _versions)
+        foreach (var entry in Volatile.Read(ref _slots))
         {
-            foreach (var v in versions) yield return v.Buffer;
+            if (entry is null) continue;
+            for (var i = 0; i < entry.Count; i++) yield return entry.Buffers[i]!;
         }
     }
 
-    private readonly record struct PageVersion(long TransactionId, ScratchBuffer Buffer);
+    /// <summary>The entry of <paramref name="pageNumber"/> in <paramref name="slots"/>, or null (readers check what they found).</summary>
+    private Entry? Find(Entry?[] slots, long pageNumber)
+    {
+        var mask = slots.Length - 1;
+        for (var i = Home(pageNumber, slots.Length); ; i = (i + 1) & mask)
+        {
+            var entry = Volatile.Read(ref slots[i]);
+            if (entry is null) return null;
+            if (entry.PageNumber == pageNumber) return entry;
+        }
+    }
+
+    /// <summary>Fibonacci hashing: pages numbered close together land far apart.</summary>
+    private static int Home(long pageNumber, int slotCount) =>
+        (int)(((ulong)pageNumber * 0x9E3779B97F4A7C15UL) >> (64 - BitOperations.Log2((uint)slotCount)));
+
+    /// <summary>Places a new entry (under <see cref="_mutate"/>), growing the table past half full.</summary>
+    private void Insert(Entry entry)
+    {
+        if ((_pagesWithVersions + 1) * 2 > _slots.Length)
+        {
+            var larger = new Entry?[_slots.Length * 2];
+            foreach (var existing in _slots)
+            {
+                if (existing is not null) Place(larger, existing);
+            }
+            Volatile.Write(ref _slots, larger);
+        }
+        Place(_slots, entry);
+    }
+
+    private static void Place(Entry?[] slots, Entry entry)
+    {
+        var mask = slots.Length - 1;
+        var i = Home(entry.PageNumber, slots.Length);
+        while (slots[i] is not null) i = (i + 1) & mask;
+        Volatile.Write(ref slots[i], entry);
+    }
+
+    /// <summary>
+    /// Takes an entry whose versions are all gone out of the table (under <see cref="_mutate"/>): the entries after it in
+    /// its probe chain shift back (linear probing without tombstones), and the entry is kept for reuse.
+    /// </summary>
+    private void Remove(Entry entry)
+    {
+        var slots = _slots;
+        var mask = slots.Length - 1;
+        var hole = Home(entry.PageNumber, slots.Length);
+        while (!ReferenceEquals(slots[hole], entry)) hole = (hole + 1) & mask;
+        Interlocked.Increment(ref _moves);
+        for (var i = (hole + 1) & mask; slots[i] is { } next; i = (i + 1) & mask)
+        {
+            // An entry may fill the hole when its home is not in (hole, i]: it would still be found from its home.
+            var home = Home(next.PageNumber, slots.Length);
+            var between = hole <= i ? home > hole && home <= i : home > hole || home <= i;
+            if (between) continue;
+            Volatile.Write(ref slots[hole], next);
+            hole = i;
+        }
+        Volatile.Write(ref slots[hole], null);
+        Volatile.Write(ref _moves, _moves + 1);
+        Interlocked.Decrement(ref _pagesWithVersions);
+        entry.NextFree = _free;
+        _free = entry;
+    }
+
+    private enum ReadResult
+    {
+        NotFound,
+        Found,
+        Retry,
+    }
+
+    /// <summary>One page's versions, oldest first, changed in place under the table's lock and read under a sequence lock.</summary>
+    private sealed class Entry
+    {
+        public long PageNumber = -1;
+
+        /// <summary>Odd while the entry changes.</summary>
+        public int Sequence;
+
+        public int Count;
+
+        public long[] Transactions = new long[InitialVersions];
+
+        public ScratchBuffer?[] Buffers = new ScratchBuffer?[InitialVersions];
+
+        public Entry? NextFree;
+
+        public void BeginChange() => Interlocked.Increment(ref Sequence);
+
+        public void EndChange() => Volatile.Write(ref Sequence, Sequence + 1);
+
+        /// <summary>Appends the newest version (between <see cref="BeginChange"/> and <see cref="EndChange"/>).</summary>
+        public void Append(long transactionId, ScratchBuffer buffer)
+        {
+            if (Count == Transactions.Length)
+            {
+                // Rare: more snapshots pin versions of one page than the arrays hold. Readers bound indexes by both.
+                var transactions = new long[Count * 2];
+                var buffers = new ScratchBuffer?[Count * 2];
+                Transactions.CopyTo(transactions, 0);
+                Buffers.CopyTo(buffers, 0);
+                Volatile.Write(ref Transactions, transactions);
+                Volatile.Write(ref Buffers, buffers);
+            }
+            Transactions[Count] = transactionId;
+            Buffers[Count] = buffer;
+            Volatile.Write(ref Count, Count + 1);
+        }
+
+        /// <summary>Keeps the first <paramref name="kept"/> versions and lets go of the buffers after them.</summary>
+        public void Forget(int kept, int count)
+        {
+            Array.Clear(Buffers, kept, count - kept);
+            Volatile.Write(ref Count, kept);
+        }
+
+        /// <summary>The newest version at or before the snapshot, if this entry is still the page's and did not change while read.</summary>
+        public ReadResult TryRead(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
+        {
+            buffer = null!;
+            var sequence = Volatile.Read(ref Sequence);
+            if ((sequence & 1) != 0 || Volatile.Read(ref PageNumber) != pageNumber) return ReadResult.Retry;
+            var transactions = Volatile.Read(ref Transactions);
+            var buffers = Volatile.Read(ref Buffers);
+            var count = Math.Min(Volatile.Read(ref Count), Math.Min(transactions.Length, buffers.Length));
+            ScratchBuffer? found = null;
+            for (var i = count - 1; i >= 0; i--)
+            {
+                if (Volatile.Read(ref transactions[i]) <= snapshotTransactionId)
+                {
+                    found = Volatile.Read(ref buffers[i]);
+                    break;
+                }
+            }
+            if (Volatile.Read(ref Sequence) != sequence) return ReadResult.Retry;
+            if (found is null) return ReadResult.NotFound;
+            buffer = found;
+            return ReadResult.Found;
+        }
+    }
 }

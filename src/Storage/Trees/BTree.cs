@@ -21,8 +21,8 @@ internal sealed unsafe partial class BTree
     private readonly ITreePageStore _store;
     private readonly TreeState _state;
 
-    /// <summary>The path of the current operation; reused, so that Put/Delete/TryGet do not allocate.</summary>
-    private readonly TreePath _path = new();
+    /// <summary>The path of the current operation; reused, so that Put/Delete/TryGet do not allocate (the store's one path for its write transactions, or this tree's own).</summary>
+    private readonly TreePath _path;
 
     /// <summary>Working arrays for changes: the store's (the environment's one set for its write transactions), or, for a store without, this tree's own, made at its first change.</summary>
     private TreeWorkspace? _workspace;
@@ -35,6 +35,7 @@ internal sealed unsafe partial class BTree
         ArgumentNullException.ThrowIfNull(state);
         _store = store;
         _state = state;
+        _path = store.Workspace?.Path ?? new TreePath();
     }
 
     public TreeState State => _state;
@@ -86,6 +87,7 @@ internal sealed unsafe partial class BTree
         for (int level = 0; ; level++)
         {
             var page = OpenPageAtLevel(pageNumber, level);
+            path.EnsureLevel(level);
             path.Pages[level] = pageNumber;
             if (page.IsLeaf)
             {
@@ -105,6 +107,7 @@ internal sealed unsafe partial class BTree
         for (int level = 0; ; level++)
         {
             var page = OpenPageAtLevel(pageNumber, level);
+            path.EnsureLevel(level);
             path.Pages[level] = pageNumber;
             if (page.IsLeaf)
             {

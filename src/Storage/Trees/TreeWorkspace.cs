@@ -14,6 +14,12 @@ internal sealed class TreeWorkspace
 
     public byte[] ValueScratch { get; } = new byte[TreeLimits.MaxInlineValueSizeBytes];
 
+    /// <summary>
+    /// The path of the current operation, shared by all trees of the write transactions: one of their operations runs at a
+    /// time, and none uses its path after the next begins (cursors keep their own).
+    /// </summary>
+    public TreePath Path { get; } = new();
+
     /// <summary>Node sizes of a page being split (plus the node being inserted).</summary>
     public int[] SplitSizes { get; } = new int[TreeNodeLayout.MaxNodesPerSplit];
 }
