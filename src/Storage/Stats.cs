@@ -199,6 +199,9 @@ public readonly record struct EnvironmentStats
     /// <summary>Bytes written by flushes since open.</summary>
     public long FlushedBytes { get; init; }
 
+    /// <summary>Flushes since open that met a full disk while writing pages and left them, still readable in memory, to a later flush.</summary>
+    public long FlushesDeferredForSpace { get; init; }
+
     /// <summary>Data file syncs (each followed by a header write) since open.</summary>
     public long Syncs { get; init; }
 

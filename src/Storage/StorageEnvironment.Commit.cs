@@ -21,6 +21,9 @@ public sealed partial class StorageEnvironment
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
         ReaderMonitor.ThrowIfCommitsRefused();
+        // The space the transaction's new pages take is reserved now: on a full disk this commit fails, with nothing
+        // written, and the environment stays usable (the flusher never meets a full disk writing these pages later).
+        DataFile.EnsurePageCount(pages.NextPageNumber);
         var profile = Profile;
         long checksumTicks = 0, diffTicks = 0;
 

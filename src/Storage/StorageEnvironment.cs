@@ -567,6 +567,7 @@ public sealed partial class StorageEnvironment : IDisposable
     internal void FlushAsTheBackgroundWould() => _flusher.FlushAndSync(forceSync: true);
 
     /// <summary>Writes everything committed to the data file and syncs it now, and gives back scratch kept for read transactions that have ended (all normally done in the background).</summary>
+    /// <exception cref="StorageFullException">Writing pages met a full disk; nothing was lost and the environment stays usable (a later flush writes them).</exception>
     public void Checkpoint()
     {
         EnsureWritable();
@@ -574,7 +575,12 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             WritePendingCommits();
-            _flusher.FlushAndSync(forceSync: true, forceSweep: true);
+            _flusher.FlushAndSync(forceSync: true, forceSweep: true, throwIfFull: true);
+        }
+        catch (StorageFullException) when (!IsPoisoned)
+        {
+            // Writing pages met a full disk: nothing was lost, commits go on, and a later flush writes them.
+            throw;
         }
         catch (Exception e)
         {
@@ -606,6 +612,7 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushedPages = _flusher.FlushedPages,
             FlushRuns = _flusher.FlushRuns,
             FlushedBytes = _flusher.FlushedBytes,
+            FlushesDeferredForSpace = _flusher.FlushesDeferredForSpace,
             Syncs = _flusher.Syncs,
             LastSyncedTransactionId = _flusher.SyncedUpTo,
             LastDurableTransactionId = Journal.DurableTransactionId,

@@ -39,6 +39,15 @@ internal sealed class Flusher : IDisposable
     private long _syncedUpTo;
     private long _headerSequence;
 
+    /// <summary>The last commit a flush took and could not write for want of space: the next flush starts from it again.</summary>
+    private CommitRecord? _retryRecord;
+
+    /// <summary>After a flush met a full disk, none before this <see cref="Stopwatch"/> timestamp.</summary>
+    private long _retryAfterTimestamp;
+
+    /// <summary>Set when this flush met a full disk while writing: nothing was lost, so the caller's failure poisons nothing.</summary>
+    private bool _metFullDisk;
+
     public Flusher(StorageEnvironment env, long syncedTransactionId, long headerSequence)
     {
         _env = env;
@@ -55,6 +64,9 @@ internal sealed class Flusher : IDisposable
     public long FlushRuns { get; private set; }
 
     public long FlushedBytes { get; private set; }
+
+    /// <summary>Flushes that met a full disk while writing pages and left them to a later flush.</summary>
+    public long FlushesDeferredForSpace { get; private set; }
 
     public long Syncs { get; private set; }
 
@@ -157,20 +169,33 @@ internal sealed class Flusher : IDisposable
     /// Flushes what the snapshots allow, then syncs if due (or if <paramref name="forceSync"/>), then gives back versions
     /// kept for readers that have ended (at once if <paramref name="forceSweep"/>, otherwise when the sweep's rate allows).
     /// </summary>
-    public void FlushAndSync(bool forceSync, bool forceSweep = false)
+    /// <param name="forceSync">Sync even if no sync is due yet.</param>
+    /// <param name="forceSweep">Sweep the page table for ended readers now.</param>
+    /// <param name="throwIfFull">
+    /// Throw <see cref="StorageFullException"/> when writing pages meets a full disk (<see cref="StorageEnvironment.Checkpoint"/>);
+    /// otherwise (the background) the flush is left to a later one. Either way nothing is lost and nothing is poisoned:
+    /// a write that failed for want of space changed neither the file nor the page cache, and the versions stay in the
+    /// page table, readable and waiting.
+    /// </param>
+    public void FlushAndSync(bool forceSync, bool forceSweep = false, bool throwIfFull = false)
     {
         lock (_flushLock)
         {
             // Checked under the lock: a flush that failed on another thread poisoned the environment before releasing it.
             _env.ThrowIfPoisoned();
+            _metFullDisk = false;
             try
             {
-                FlushOnce();
+                FlushOnce(throwIfFull);
                 var due = forceSync
                     || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                     || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
                 if (due && _flushedUpTo > _syncedUpTo) Sync();
                 PruneForEndedReaders(forceSweep);
+            }
+            catch (StorageFullException) when (_metFullDisk)
+            {
+                throw;
             }
             catch (Exception e)
             {
@@ -182,8 +207,9 @@ internal sealed class Flusher : IDisposable
         }
     }
 
-    private void FlushOnce()
+    private void FlushOnce(bool throwIfFull)
     {
+        if (!throwIfFull && _retryAfterTimestamp != 0 && Stopwatch.GetTimestamp() < _retryAfterTimestamp) return;
         long upTo;
         CommitRecord record;
         ReaderTable.Slot pin;
@@ -195,6 +221,7 @@ internal sealed class Flusher : IDisposable
             upTo = _env.Readers.OldestTransaction(latest);
             if (upTo <= _flushedUpTo) return;
             var taken = TakeRecordsUpTo(upTo);
+            if (taken is null && _retryRecord is { } retry && retry.TransactionId <= upTo) taken = retry;
             if (taken is null) return;
             record = taken.Value;
             upTo = record.TransactionId;
@@ -204,13 +231,16 @@ internal sealed class Flusher : IDisposable
         }
         try
         {
-            WriteUpTo(upTo, record);
+            WriteUpTo(upTo, record, throwIfFull);
         }
         finally
         {
             _env.Readers.Release(pin);
         }
     }
+
+    /// <summary>After a flush met a full disk, the background tries again no sooner than this.</summary>
+    private const int FullDiskRetryMs = 1_000;
 
     /// <summary>
     /// A commit drops the versions of the pages it changes that no snapshot sees; versions kept for a reader that
@@ -244,7 +274,7 @@ internal sealed class Flusher : IDisposable
     /// <summary>A sweep walks the whole page table: at most this often.</summary>
     private const long MinSweepIntervalMs = 100;
 
-    private void WriteUpTo(long upTo, CommitRecord record)
+    private void WriteUpTo(long upTo, CommitRecord record, bool throwIfFull)
     {
         var started = Stopwatch.GetTimestamp();
         Interlocked.Exchange(ref _journalBytesSinceFlush, 0);
@@ -258,8 +288,28 @@ internal sealed class Flusher : IDisposable
             bytes += buffer.SizeBytes;
             CountType(buffer, ref leaves, ref branches, ref overflows);
         }
-        _env.DataFile.EnsurePageCount(end);
-        var runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
+        int runs;
+        try
+        {
+            _env.DataFile.EnsurePageCount(end);
+            runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
+        }
+        catch (StorageFullException)
+        {
+            // Commits reserve the space their pages take, so only a file system that cannot reserve (or one that
+            // allocates anew on every write) gets here. The pages written so far hold what the journal holds; the rest
+            // were not written. The versions stay in the page table, and the flush is taken up again from this commit.
+            _pages.Clear();
+            _collected.Clear();
+            _retryRecord = record;
+            _retryAfterTimestamp = Stopwatch.GetTimestamp() + FullDiskRetryMs * Stopwatch.Frequency / 1000;
+            FlushesDeferredForSpace++;
+            if (!throwIfFull) return;
+            _metFullDisk = true;
+            throw;
+        }
+        _retryRecord = null;
+        _retryAfterTimestamp = 0;
 
         _removed.Clear();
         _env.PageTable.RemoveUpTo(upTo, _collected, _removed);

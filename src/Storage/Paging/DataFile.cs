@@ -84,7 +84,11 @@ internal sealed unsafe class DataFile : IDisposable
         }
     }
 
-    /// <summary>Makes the file (and the map) cover at least <paramref name="pageCount"/> pages.</summary>
+    /// <summary>
+    /// Makes the file (and the map) cover at least <paramref name="pageCount"/> pages, with real blocks reserved for the
+    /// new range: a full disk fails here (<see cref="StorageFullException"/>), on the commit that needs the space, and
+    /// never later in the flusher's writes or in a store through the map. On failure the map is left as it was.
+    /// </summary>
     public void EnsurePageCount(long pageCount)
     {
         if (pageCount <= PageCount) return;
@@ -95,9 +99,32 @@ internal sealed unsafe class DataFile : IDisposable
             if (required <= current) return;
             // An eighth at a time: few remaps, and at most an eighth of the file unused at the end.
             var growth = Math.Clamp(current / 8, MinGrowthBytes, MaxGrowthBytes);
-            var target = Math.Max(required, current + growth);
-            target = (target + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
-            FileIo.SetLength(_handle, Path, target, _faults);
+            var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
+            var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
+            try
+            {
+                FileIo.Reserve(_handle, Path, current, target - current, _faults);
+            }
+            catch (StorageFullException) when (target > least)
+            {
+                // Not room for the usual step: the least that serves, before giving up.
+                RestoreLength(current);
+                target = least;
+                try
+                {
+                    FileIo.Reserve(_handle, Path, current, target - current, _faults);
+                }
+                catch (StorageException)
+                {
+                    RestoreLength(current);
+                    throw;
+                }
+            }
+            catch (StorageException)
+            {
+                RestoreLength(current);
+                throw;
+            }
             _faults?.AfterSetLength(Path, target);
             var next = new DataFileMapping(_handle, target, _randomAccess);
             _validated.Grow(next.PageCount);
@@ -105,6 +132,22 @@ internal sealed unsafe class DataFile : IDisposable
             var old = _mapping;
             Volatile.Write(ref _mapping, next);
             old.Release();
+        }
+    }
+
+    /// <summary>
+    /// A reservation that failed part-way may have moved the end of the file by file-system blocks (ext4 does): back to
+    /// the whole pages the map covers, so that the file stays a whole number of pages. Best effort: a longer file is only
+    /// unused space.
+    /// </summary>
+    private void RestoreLength(long lengthBytes)
+    {
+        try
+        {
+            if (RandomAccess.GetLength(_handle) > lengthBytes) RandomAccess.SetLength(_handle, lengthBytes);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
         }
     }
 

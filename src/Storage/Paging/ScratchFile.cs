@@ -116,7 +116,8 @@ internal sealed unsafe class ScratchFile : IDisposable
         {
             if (_file is null) Create();
             var offset = _fileBytes == 0 ? FirstSlotOffset : _fileBytes;
-            Reserve(_file!.SafeFileHandle, _path!, offset, SegmentBytes);
+            // Real blocks, so that no store into the map can fail for want of space.
+            FileIo.Reserve(_file!.SafeFileHandle, _path!, offset, SegmentBytes);
             _segments.Add(new Segment(_file.SafeFileHandle, offset));
             _fileBytes = offset + SegmentBytes;
             _nextSlotOffset = offset;
@@ -165,23 +166,6 @@ internal sealed unsafe class ScratchFile : IDisposable
         _file = file;
         Volatile.Write(ref _path, path);
         _fileBytes = FirstSlotOffset;
-    }
-
-    /// <summary>Real blocks for the range, so that no store into the map can fail for want of space.</summary>
-    private static void Reserve(SafeFileHandle handle, string path, long offsetBytes, long lengthBytes)
-    {
-        if (Pal.IsAvailable && !OperatingSystem.IsWindows())
-        {
-            Pal.Allocate(handle, path, offsetBytes, lengthBytes);
-            return;
-        }
-        if (Posix.IsSupported)
-        {
-            var error = Posix.PosixFAllocate(handle.DangerousGetHandle(), offsetBytes, lengthBytes);
-            if (error != 0) throw new StorageException(StorageErrorCode.IoFailure, $"Cannot reserve {lengthBytes:N0} bytes in the scratch file '{path}' (errno {error}).", path, error);
-            return;
-        }
-        RandomAccess.SetLength(handle, offsetBytes + lengthBytes);
     }
 
     /// <summary>Unmaps and deletes the file. Pages still handed out must not be used afterwards (the caller knows there are none).</summary>

@@ -11,6 +11,12 @@ namespace Storage.Platform;
 /// header written after one could claim pages are durable that are not. Only recovery from the journal, in a
 /// new instance, can repair the file.
 /// </summary>
+/// <remarks>
+/// A write refused for want of space is the exception: the kernel took the bytes before the refusal into the page
+/// cache and none after it, so the file holds old or new page contents, all of which the journal still has, and the
+/// flush that met it writes them all again later (<see cref="Environments.Flusher"/>). A sync that fails for want of
+/// space is final like any other.
+/// </remarks>
 internal sealed class FailStopDataFileWriter : IDataFileWriter
 {
     private readonly IDataFileWriter _inner;
@@ -25,7 +31,7 @@ internal sealed class FailStopDataFileWriter : IDataFileWriter
         {
             return _inner.Write(handle, path, pages, faults);
         }
-        catch (StorageException e)
+        catch (StorageException e) when (e is not StorageFullException)
         {
             Record(e);
             throw;

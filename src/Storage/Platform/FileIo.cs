@@ -194,6 +194,38 @@ internal static class FileIo
         }
     }
 
+    /// <summary>
+    /// Gives the range real blocks, extending the file past its end if needed (fallocate, or the cluster reservation on
+    /// Windows), so that later writes into it and stores through a map of it cannot fail for want of space. A file system
+    /// that cannot reserve gets the length alone (a sparse range). A full disk is a <see cref="StorageFullException"/>.
+    /// </summary>
+    public static void Reserve(SafeFileHandle handle, string path, long offsetBytes, long lengthBytes, IFaultInjector? faults = null)
+    {
+        try
+        {
+            faults?.BeforeResize(path, offsetBytes + lengthBytes);
+        }
+        catch (IOException e)
+        {
+            throw Translate(e, "reserve space in", path);
+        }
+        if (Pal.IsAvailable)
+        {
+            var status = PalNative.FileAllocate(handle, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
+            if (status == PalNative.StatusOk) return;
+            if (status != PalNative.StatusUnsupported) throw Pal.Error(status, err, "reserve space in", path);
+        }
+        else if (Posix.IsSupported)
+        {
+            var error = Posix.PosixFAllocate(handle.DangerousGetHandle(), offsetBytes, lengthBytes);
+            if (error == 0) return;
+            // EOPNOTSUPP (95) and EINVAL (22, a file system without fallocate that glibc cannot emulate): length alone.
+            if (error is not (95 or 22)) throw Pal.Error(PalNative.StatusSystem, error, "reserve space in", path);
+        }
+        var end = offsetBytes + lengthBytes;
+        if (RandomAccess.GetLength(handle) < end) SetLength(handle, path, end);
+    }
+
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {

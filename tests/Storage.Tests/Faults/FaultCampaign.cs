@@ -189,7 +189,7 @@ internal sealed class FaultCampaign
                 }
             }
 
-            if (fired() && !firedBefore && result.Plan is { } plan && CampaignCalls.MustPoison(plan.Call) && plan.Failure != CampaignFailure.Short
+            if (fired() && !firedBefore && result.Plan is { } plan && CampaignCalls.MustPoison(plan.Call, plan.Failure) && plan.Failure != CampaignFailure.Short
                 && !IsSpareHeader(injector, plan))
             {
                 // The fault hit while this phase's environment was open: it must be refusing writes by now, or

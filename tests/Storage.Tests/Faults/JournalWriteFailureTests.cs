@@ -127,25 +127,4 @@ public sealed class A_full_disk
         Assert.Equal("1", GetString(reopened, "t", "a"));
         Assert.Null(GetString(reopened, "t", "b"));
     }
-
-    [Fact]
-    public void During_a_checkpoint_fails_it_with_StorageFullException_and_a_reopen_recovers_from_the_journal()
-    {
-        using var temp = new TempDirectory("full");
-        var faults = new ScriptedFaults();
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
-        for (var i = 0; i < 10; i++) PutAndCommit(env, "t", ($"k{i}", new string('v', 300 + i)));
-        faults.FailWrites((path, _, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Enospc);
-
-        var error = Assert.Throws<StorageFullException>(env.Checkpoint);
-
-        Assert.Equal(StorageErrorCode.DiskFull, error.ErrorCode);
-        Assert.Equal(Path.GetFullPath(DataFileInspector.PathOf(temp.Path)), error.Path);
-        Assert.Equal(StorageErrorCode.EnvironmentPoisoned, Assert.Throws<StorageException>(() => env.BeginWrite()).ErrorCode);
-        Assert.Equal(new string('v', 309), GetString(env, "t", "k9"));
-        env.Dispose();
-
-        using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
-        for (var i = 0; i < 10; i++) Assert.Equal(new string('v', 300 + i), GetString(reopened, "t", $"k{i}"));
-    }
 }

@@ -99,11 +99,17 @@ internal static class CampaignCalls
     }
 
     /// <summary>
-    /// Calls whose failure leaves acknowledged data depending on something that did not reach the disk (a journal
-    /// entry, or pages and headers of the data file): the environment must stop accepting writes.
+    /// Failures that leave acknowledged data depending on something that did not reach the disk (a journal entry, or
+    /// pages and headers of the data file): the environment must stop accepting writes. Not among them: the data file
+    /// failing to grow, which fails only the commit that needed the space, and a page write refused for want of space,
+    /// which changed nothing and is left to a later flush.
     /// </summary>
-    public static bool MustPoison(CampaignCall call) =>
-        call is CampaignCall.JournalWrite or CampaignCall.DataWrite or CampaignCall.DataSync or CampaignCall.HeaderWrite or CampaignCall.Resize;
+    public static bool MustPoison(CampaignCall call, CampaignFailure failure) => call switch
+    {
+        CampaignCall.JournalWrite or CampaignCall.DataSync or CampaignCall.HeaderWrite => true,
+        CampaignCall.DataWrite => failure != CampaignFailure.Enospc,
+        _ => false,
+    };
 
     public static PalFaultRule NativeRule(CampaignCall call, CampaignFailure failure, long nth) => failure switch
     {
