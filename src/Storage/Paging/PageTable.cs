@@ -132,7 +132,7 @@ internal sealed class PageTable
         }
     }
 
-    /// <summary>Decides once per version which are needed, then compacts the entry's array in place.</summary>
+    /// <summary>Decides once per version which are needed, then compacts the entry's arrays in place.</summary>
     private static void PruneVersions(Entry entry, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
         var count = entry.Count;
@@ -145,21 +145,7 @@ internal sealed class PageTable
             needed[i] = IsNeeded(entry.Transactions, count, i, snapshots, published);
             if (needed[i]) keep++;
         }
-        if (keep == count) return;
-        entry.BeginChange();
-        var kept = 0;
-        for (var i = 0; i < count; i++)
-        {
-            if (!needed[i])
-            {
-                pruned.Add(entry.Buffers[i]!);
-                continue;
-            }
-            entry.Transactions[kept] = entry.Transactions[i];
-            entry.Buffers[kept++] = entry.Buffers[i];
-        }
-        entry.Forget(kept, count);
-        entry.EndChange();
+        if (keep < count) entry.KeepOnly(needed, pruned);
     }
 
     /// <summary>
@@ -238,6 +224,7 @@ internal sealed class PageTable
     /// <summary>Removes the versions at or before <paramref name="upToTransactionId"/> of the given pages, handing their buffers to <paramref name="removed"/>.</summary>
     public void RemoveUpTo(long upToTransactionId, List<FlushCandidate> pages, List<ScratchBuffer> removed)
     {
+        Span<bool> onStack = stackalloc bool[64];
         foreach (var candidate in pages)
         {
             lock (_mutate)
@@ -245,27 +232,16 @@ internal sealed class PageTable
                 var entry = Find(_slots, candidate.PageNumber);
                 if (entry is null) continue;
                 var count = entry.Count;
+                var newer = count <= onStack.Length ? onStack[..count] : new bool[count];
                 var keep = 0;
                 for (var i = 0; i < count; i++)
                 {
-                    if (entry.Transactions[i] > upToTransactionId) keep++;
+                    newer[i] = entry.Transactions[i] > upToTransactionId;
+                    if (newer[i]) keep++;
                 }
                 if (keep == count) continue;
-                entry.BeginChange();
-                var kept = 0;
-                for (var i = 0; i < count; i++)
-                {
-                    if (entry.Transactions[i] <= upToTransactionId)
-                    {
-                        removed.Add(entry.Buffers[i]!);
-                        continue;
-                    }
-                    entry.Transactions[kept] = entry.Transactions[i];
-                    entry.Buffers[kept++] = entry.Buffers[i];
-                }
-                entry.Forget(kept, count);
-                entry.EndChange();
-                if (kept == 0) Remove(entry);
+                entry.KeepOnly(newer, removed);
+                if (keep == 0) Remove(entry);
             }
         }
     }
@@ -391,11 +367,24 @@ internal sealed class PageTable
             Volatile.Write(ref Count, Count + 1);
         }
 
-        /// <summary>Keeps the first <paramref name="kept"/> versions and lets go of the buffers after them.</summary>
-        public void Forget(int kept, int count)
+        /// <summary>Keeps the versions <paramref name="keep"/> marks, in order, handing the others' buffers to <paramref name="dropped"/> (under the table's lock).</summary>
+        public void KeepOnly(ReadOnlySpan<bool> keep, List<ScratchBuffer> dropped)
         {
-            Array.Clear(Buffers, kept, count - kept);
+            BeginChange();
+            var kept = 0;
+            for (var i = 0; i < keep.Length; i++)
+            {
+                if (!keep[i])
+                {
+                    dropped.Add(Buffers[i]!);
+                    continue;
+                }
+                Transactions[kept] = Transactions[i];
+                Buffers[kept++] = Buffers[i];
+            }
+            Array.Clear(Buffers, kept, keep.Length - kept);
             Volatile.Write(ref Count, kept);
+            EndChange();
         }
 
         /// <summary>The newest version at or before the snapshot, if this entry is still the page's and did not change while read.</summary>
