@@ -174,8 +174,8 @@ internal sealed class Flusher : IDisposable
     /// <param name="throwIfFull">
     /// Throw <see cref="StorageFullException"/> when writing pages meets a full disk (<see cref="StorageEnvironment.Checkpoint"/>);
     /// otherwise (the background) the flush is left to a later one. Either way nothing is lost and nothing is poisoned:
-    /// a write that failed for want of space changed neither the file nor the page cache, and the versions stay in the
-    /// page table, readable and waiting.
+    /// pages written before the refusal hold what the journal holds, the rest were not written, and the versions stay
+    /// in the page table, readable and waiting.
     /// </param>
     public void FlushAndSync(bool forceSync, bool forceSweep = false, bool throwIfFull = false)
     {
