@@ -103,21 +103,16 @@ internal sealed unsafe class DataFile : IDisposable
             var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try
             {
-                FileIo.Reserve(_handle, Path, current, target - current, _faults);
-            }
-            catch (StorageFullException) when (target > least)
-            {
-                // Not room for the usual step: the least that serves, before giving up.
-                RestoreLength(current);
-                target = least;
                 try
                 {
                     FileIo.Reserve(_handle, Path, current, target - current, _faults);
                 }
-                catch (StorageException)
+                catch (StorageFullException) when (target > least)
                 {
+                    // Not room for the usual step: the least that serves, before giving up.
                     RestoreLength(current);
-                    throw;
+                    target = least;
+                    FileIo.Reserve(_handle, Path, current, target - current, _faults);
                 }
             }
             catch (StorageException)

@@ -43,9 +43,6 @@ internal sealed class PageTable
 
     public bool IsEmpty => Volatile.Read(ref _pagesWithVersions) == 0;
 
-    /// <summary>The number of pages with versions in the table.</summary>
-    public int Count => Volatile.Read(ref _pagesWithVersions);
-
     public bool TryGet(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
     {
         var spinner = new SpinWait();

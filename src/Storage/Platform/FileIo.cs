@@ -211,9 +211,7 @@ internal static class FileIo
         }
         if (Pal.IsAvailable)
         {
-            var status = PalNative.FileAllocate(handle, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
-            if (status == PalNative.StatusOk) return;
-            if (status != PalNative.StatusUnsupported) throw Pal.Error(status, err, "reserve space in", path);
+            if (Pal.TryAllocate(handle, path, offsetBytes, lengthBytes)) return;
         }
         else if (Posix.IsSupported)
         {

@@ -127,10 +127,13 @@ internal static unsafe class Pal
         return same != 0;
     }
 
-    public static void Allocate(SafeFileHandle file, string path, long offsetBytes, long lengthBytes)
+    /// <summary>Reserves real blocks for the range, extending the file; false when the file system cannot reserve.</summary>
+    public static bool TryAllocate(SafeFileHandle file, string path, long offsetBytes, long lengthBytes)
     {
         var status = PalNative.FileAllocate(file, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
-        if (status != PalNative.StatusOk) throw Error(status, err, "allocate space in", path);
+        if (status == PalNative.StatusUnsupported) return false;
+        if (status != PalNative.StatusOk) throw Error(status, err, "reserve space in", path);
+        return true;
     }
 
     public static void PunchHole(SafeFileHandle file, string path, long offsetBytes, long lengthBytes)
