@@ -202,6 +202,9 @@ public readonly record struct EnvironmentStats
     /// <summary>Flushes since open that met a full disk while writing pages and left them, still readable in memory, to a later flush.</summary>
     public long FlushesDeferredForSpace { get; init; }
 
+    /// <summary>Bytes of the data file given back to the file system since open: free runs punched out of it, and its free end cut off.</summary>
+    public long SpaceGivenBackBytes { get; init; }
+
     /// <summary>Data file syncs (each followed by a header write) since open.</summary>
     public long Syncs { get; init; }
 

@@ -21,9 +21,11 @@ public sealed partial class StorageEnvironment
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
         ReaderMonitor.ThrowIfCommitsRefused();
+        // A free run at the end of the file goes back: the end moves down, and the file is cut once that is synced.
+        if (FreeSpace.FreedInTransaction) FreeSpace.TrimTail(pages);
         // The space the transaction's new pages take is reserved now: on a full disk this commit fails, with nothing
         // written, and the environment stays usable (the flusher never meets a full disk writing these pages later).
-        DataFile.EnsurePageCount(pages.NextPageNumber);
+        DataFile.EnsurePageCountForCommit(pages.NextPageNumber);
         var profile = Profile;
         long checksumTicks = 0, diffTicks = 0;
 
@@ -39,6 +41,8 @@ public sealed partial class StorageEnvironment
         foreach (var (pageNumber, page) in dirty)
         {
             if (page.IsFreed) continue;
+            // A page given back to the file system earlier gets its blocks again first (see SpaceReturner).
+            if (page.IsNew && DataFile.MayHaveHoles && DataFile.IsHole(pageNumber, page.Buffer.PageCount)) DataFile.RefillHoles(pageNumber, page.Buffer.PageCount);
             // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
             DataFile.Stamp(page.Buffer, transactionId);
             var stamped = CommitProfile.Now();
@@ -299,7 +303,7 @@ public sealed partial class StorageEnvironment
             try
             {
                 WritePendingCommits();
-                _flusher.FlushAndSync(forceSync: true);
+                _flusher.FlushAndSync(forceSync: true, writerHeld: true);
             }
             catch (Exception e) when (e is StorageException or IOException)
             {

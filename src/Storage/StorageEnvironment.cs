@@ -415,6 +415,12 @@ public sealed partial class StorageEnvironment : IDisposable
         return lost;
     }
 
+    /// <summary>The newest state a commit appended (the next write transaction's snapshot); read under the write lock.</summary>
+    internal EnvironmentState WriterState => _writerState;
+
+    /// <summary>Takes the write lock if it comes free within <paramref name="waitMs"/>; the caller releases it with <see cref="ReleaseWriteLock"/>.</summary>
+    internal bool TryEnterWriteLock(int waitMs) => _writeLock.Wait(waitMs);
+
     private unsafe void LoadFreeSpace()
     {
         var state = CurrentState;
@@ -428,7 +434,7 @@ public sealed partial class StorageEnvironment : IDisposable
                 DataFile.Validate(pointer, page, mapping.PageCount, state.TransactionId);
                 if (((PageHeader*)pointer)->Flags != PageFlags.FreeSpaceBitmap) throw new StorageCorruptedException("A free-space bitmap page is not a bitmap page.", DataFile.Path, page, page * PageLayout.PageSizeBytes);
                 return (IntPtr)pointer;
-            }, state.NextPageNumber);
+            }, state.NextPageNumber, DataFile.MarkHoleWord);
         }
         finally
         {
@@ -613,6 +619,7 @@ public sealed partial class StorageEnvironment : IDisposable
             FlushRuns = _flusher.FlushRuns,
             FlushedBytes = _flusher.FlushedBytes,
             FlushesDeferredForSpace = _flusher.FlushesDeferredForSpace,
+            SpaceGivenBackBytes = DataFile.PunchedBytes + _flusher.Space.CutBytes,
             Syncs = _flusher.Syncs,
             LastSyncedTransactionId = _flusher.SyncedUpTo,
             LastDurableTransactionId = Journal.DurableTransactionId,

@@ -83,6 +83,42 @@ public sealed class WriteTransaction : Transaction
         }
     }
 
+    /// <summary>
+    /// Where compaction should bring the end of the file: the pages in use, plus a little room, and how many pages in use
+    /// lie at or past that (to move below it).
+    /// </summary>
+    internal (long Ceiling, long PagesToMove) PlanCompaction()
+    {
+        EnsureUsable();
+        var next = Pages.NextPageNumber;
+        var used = next - Environment.FreeSpace.TotalFreePages;
+        var ceiling = used + Math.Max(used / 64, 16);
+        if (ceiling >= next) return (ceiling, 0);
+        return (ceiling, next - ceiling - Allocation.FreeSpaceMap.CountFree(Pages, ceiling, next));
+    }
+
+    /// <summary>Moves pages of every tree (the tree of names last) from <paramref name="ceiling"/> and past it to free pages below it, at most <paramref name="budget"/>.</summary>
+    internal int RelocateAbove(long ceiling, int budget)
+    {
+        EnsureUsable();
+        try
+        {
+            var moved = 0;
+            foreach (var name in ListTrees())
+            {
+                if (moved >= budget) break;
+                moved += OpenTree(name).Btree.RelocateAbove(ceiling, budget - moved);
+            }
+            if (moved < budget) moved += RootTree.RelocateAbove(ceiling, budget - moved);
+            return moved;
+        }
+        catch
+        {
+            Fail();
+            throw;
+        }
+    }
+
     /// <summary>Makes the changes durable (one journal write) and visible to transactions that begin afterwards.</summary>
     public CommitStats Commit() => Commit(CommitDurability.Durable);
 

@@ -56,6 +56,9 @@ internal static class KillWorkload
     public static long ParseLast(ReadOnlySpan<byte> value) =>
         value.Length == 8 ? BinaryPrimitives.ReadInt64LittleEndian(value) : throw new InvalidDataException($"'last' holds {value.Length} bytes, expected 8.");
 
+    /// <summary>Whether the host compacts in a loop beside its committers.</summary>
+    public static bool Compacts(int seed) => seed % 4 < 2;
+
     /// <summary>The options both sides open the environment with: small journal files, frequent flushes and syncs, so kills land everywhere.</summary>
     public static StorageOptions Options(int seed) => new()
     {

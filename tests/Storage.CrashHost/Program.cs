@@ -3,7 +3,8 @@ using Storage.CrashHost;
 
 // Modes:
 //   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit,
-//                      while KillWorkload.Workers concurrent committers (sync and async) print "CACK <worker> <i>"
+//                      while KillWorkload.Workers concurrent committers (sync and async) print "CACK <worker> <i>",
+//                      and, for half the seeds, compaction runs in a loop beside them
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -86,6 +87,19 @@ static int Loop(string dir, int seed)
                 }
             }));
         }
+    }
+    // On half the seeds, compaction runs all along beside the committers: pages move and the file is cut and punched
+    // while the process may be killed.
+    if (KillWorkload.Compacts(seed))
+    {
+        new Thread(() => GuardThread(() =>
+        {
+            while (true)
+            {
+                env.Compact();
+                Thread.Sleep(1 + seed % 10);
+            }
+        })) { IsBackground = true }.Start();
     }
     for (var i = next; ; i++)
     {

@@ -28,11 +28,20 @@ internal sealed unsafe class FreeSpaceMap
 
     public long TotalFreePages { get; private set; }
 
+    /// <summary>Whether the transaction under way freed pages (so that its commit looks at the free tail).</summary>
+    public bool FreedInTransaction { get; private set; }
+
+    /// <summary>A free run at the end of the file at least this long is given back at commit (the end moves down to it).</summary>
+    public const int TrimTailMinPages = 64;
+
     /// <summary>Free pages per section as committed (for stats and tools).</summary>
     public ReadOnlySpan<int> FreePagesPerSection => _freePerSection;
 
     /// <summary>Builds the section counts from the bitmaps (on open).</summary>
-    public void Load(Func<long, IntPtr> readPage, long nextPageNumber)
+    /// <param name="readPage">The bitmap page's address.</param>
+    /// <param name="nextPageNumber">The first page never allocated.</param>
+    /// <param name="freeWord">Called with each word's first page and its free bits, where any is free.</param>
+    public void Load(Func<long, IntPtr> readPage, long nextPageNumber, Action<long, ulong>? freeWord = null)
     {
         _freePerSection = new int[SectionsFor(nextPageNumber)];
         TotalFreePages = 0;
@@ -57,6 +66,7 @@ internal sealed unsafe class FreeSpaceMap
                             throw new StorageCorruptedException($"The free-space bitmap marks pages at or past the next page number {nextPageNumber} as free.", pageNumber: bitmapPage);
                         }
                         count += BitOperations.PopCount(bits);
+                        if (bits != 0) freeWord?.Invoke(firstOfWord, bits);
                     }
                     var section = first / FreeSpaceLayout.PagesPerSection + s;
                     if (section < _freePerSection.Length) _freePerSection[section] = count;
@@ -120,6 +130,71 @@ internal sealed unsafe class FreeSpaceMap
             words[bit >> 6] |= mask;
             AddPending(p / FreeSpaceLayout.PagesPerSection, 1);
         }
+        FreedInTransaction = true;
+    }
+
+    /// <summary>
+    /// Gives back the free run at the end of the file: when the pages just below <see cref="IPageAllocationTarget.NextPageNumber"/>
+    /// are free for at least <paramref name="minPages"/>, their bits are cleared and the end moves down to the run's start (never
+    /// into an earlier region). Pages past the end are neither used nor free; the data file can then be cut there once the
+    /// state is synced. Returns the pages given back.
+    /// </summary>
+    public long TrimTail(IPageAllocationTarget tx, long minPages = TrimTailMinPages)
+    {
+        var end = tx.NextPageNumber;
+        var floor = FreeSpaceLayout.FirstUsablePage(FreeSpaceLayout.RegionOf(end - 1));
+        var start = end;
+        while (start > floor)
+        {
+            var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(start - 1)) + FreeSpaceLayout.BitmapOffsetBytes);
+            var bit = FreeSpaceLayout.BitIndex(start - 1);
+            var word = words[bit >> 6] & (ulong.MaxValue >> (63 - (bit & 63)));
+            // The free bits at the top of the word, from bit (start - 1) down.
+            var free = BitOperations.LeadingZeroCount(~word << (63 - (bit & 63)));
+            var take = (int)Math.Min(Math.Min(free, (bit & 63) + 1), start - floor);
+            start -= take;
+            if (take < (bit & 63) + 1) break;
+        }
+        if (end - start < minPages) return 0;
+        Take(tx, start, checked((int)(end - start)));
+        tx.NextPageNumber = start;
+        return end - start;
+    }
+
+    /// <summary>Free pages from <paramref name="from"/> up to (not including) <paramref name="to"/>, as the transaction sees them.</summary>
+    public static long CountFree(IPageAllocationTarget tx, long from, long to)
+    {
+        long free = 0;
+        for (var page = from; page < to;)
+        {
+            var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(page)) + FreeSpaceLayout.BitmapOffsetBytes);
+            var bit = FreeSpaceLayout.BitIndex(page);
+            var take = (int)Math.Min(64 - (bit & 63), to - page);
+            var word = words[bit >> 6] >> (bit & 63);
+            if (take < 64) word &= (1UL << take) - 1;
+            free += BitOperations.PopCount(word);
+            page += take;
+        }
+        return free;
+    }
+
+    /// <summary>
+    /// The lowest free run of <paramref name="count"/> pages that ends at or below <paramref name="ceiling"/>, taken; or -1.
+    /// Compaction moves pages into the holes low in the file with it, so that the end of the file comes free.
+    /// </summary>
+    public long AllocateBelow(IPageAllocationTarget tx, int count, long ceiling)
+    {
+        Debug.Assert(count > 0, "allocations are of at least one page");
+        var limit = Math.Min(ceiling, tx.NextPageNumber);
+        for (long section = 0; section * FreeSpaceLayout.PagesPerSection < limit; section++)
+        {
+            if (FreeIn(section) <= 0) continue;
+            var page = count == 1 ? FindFreeNear(tx, section, section * FreeSpaceLayout.PagesPerSection) : FindFreeRunFrom(tx, section, count);
+            if (page < 0 || page + count > limit) continue;
+            Take(tx, page, count);
+            return page;
+        }
+        return -1;
     }
 
     public void Commit(long nextPageNumber)
@@ -133,9 +208,14 @@ internal sealed unsafe class FreeSpaceMap
             Debug.Assert(_freePerSection[section] >= 0 && _freePerSection[section] <= FreeSpaceLayout.PagesPerSection, "section counts stay in range");
         }
         _pending.Clear();
+        FreedInTransaction = false;
     }
 
-    public void Rollback() => _pending.Clear();
+    public void Rollback()
+    {
+        _pending.Clear();
+        FreedInTransaction = false;
+    }
 
     private int FreeIn(long section)
     {
@@ -201,21 +281,31 @@ internal sealed unsafe class FreeSpaceMap
             long free = 0;
             for (var s = s0; s < s0 + sectionsPerBitmap && s < _freePerSection.Length; s++) free += FreeIn(s);
             if (free < count) continue;
-            var first = s0 * FreeSpaceLayout.PagesPerSection;
-            var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(first)) + FreeSpaceLayout.BitmapOffsetBytes);
-            var runStart = -1;
-            for (var bit = 0; bit < FreeSpaceLayout.BitsPerBitmapPage; bit++)
+            var run = FindFreeRunFrom(tx, s0, count);
+            if (run >= 0) return run;
+        }
+        return -1;
+    }
+
+    /// <summary>The first run of <paramref name="count"/> free pages in the bitmap page of <paramref name="section"/>, from that section on, or -1.</summary>
+    private static long FindFreeRunFrom(IPageAllocationTarget tx, long section, int count)
+    {
+        if (count > FreeSpaceLayout.BitsPerBitmapPage) return -1;
+        var firstPage = section * FreeSpaceLayout.PagesPerSection;
+        var words = (ulong*)(tx.GetPage(FreeSpaceLayout.BitmapPageFor(firstPage)) + FreeSpaceLayout.BitmapOffsetBytes);
+        var first = firstPage - FreeSpaceLayout.BitIndex(firstPage);
+        var runStart = -1;
+        for (var bit = FreeSpaceLayout.BitIndex(firstPage); bit < FreeSpaceLayout.BitsPerBitmapPage; bit++)
+        {
+            if ((words[bit >> 6] & (1UL << (bit & 63))) != 0)
             {
-                if ((words[bit >> 6] & (1UL << (bit & 63))) != 0)
-                {
-                    if (runStart < 0) runStart = bit;
-                    if (bit - runStart + 1 == count) return first + runStart + count <= tx.NextPageNumber ? first + runStart : -1;
-                }
-                else
-                {
-                    runStart = -1;
-                    if (words[bit >> 6] == 0) bit |= 63; // skip a used word
-                }
+                if (runStart < 0) runStart = bit;
+                if (bit - runStart + 1 == count) return first + runStart + count <= tx.NextPageNumber ? first + runStart : -1;
+            }
+            else
+            {
+                runStart = -1;
+                if (words[bit >> 6] == 0) bit |= 63; // skip a used word
             }
         }
         return -1;

@@ -55,7 +55,11 @@ internal sealed class Flusher : IDisposable
         _syncedUpTo = syncedTransactionId;
         _headerSequence = headerSequence;
         _thread = new Thread(Run) { IsBackground = true, Name = "Storage flusher" };
+        Space = new SpaceReturner(env);
     }
+
+    /// <summary>Gives free space back to the file system after syncs.</summary>
+    public SpaceReturner Space { get; }
 
     public long Flushes { get; private set; }
 
@@ -177,7 +181,8 @@ internal sealed class Flusher : IDisposable
     /// pages written before the refusal hold what the journal holds, the rest were not written, and the versions stay
     /// in the page table, readable and waiting.
     /// </param>
-    public void FlushAndSync(bool forceSync, bool forceSweep = false, bool throwIfFull = false)
+    /// <param name="writerHeld">The caller holds the write lock (closing): giving space back needs it and must not wait for it.</param>
+    public void FlushAndSync(bool forceSync, bool forceSweep = false, bool throwIfFull = false, bool writerHeld = false)
     {
         lock (_flushLock)
         {
@@ -190,7 +195,10 @@ internal sealed class Flusher : IDisposable
                 var due = forceSync
                     || _sinceSync.ElapsedMilliseconds >= _env.Options.SyncIntervalMs
                     || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
-                if (due && _flushedUpTo > _syncedUpTo) Sync();
+                var synced = due && _flushedUpTo > _syncedUpTo;
+                if (synced) Sync();
+                // With nothing flushed past the synced state, the file holds exactly it: space can go back now.
+                if ((synced || forceSync) && _flushedRecord is { } record && record.TransactionId == _syncedUpTo) Space.AfterSync(record, writerHeld);
                 PruneForEndedReaders(forceSweep);
             }
             catch (StorageFullException) when (_metFullDisk)
@@ -279,11 +287,12 @@ internal sealed class Flusher : IDisposable
         var started = Stopwatch.GetTimestamp();
         Interlocked.Exchange(ref _journalBytesSinceFlush, 0);
         _collected.Sort(static (a, b) => a.PageNumber.CompareTo(b.PageNumber));
-        SelectLiveVersions();
+        SelectLiveVersions(record.NextPageNumber);
         long end = record.NextPageNumber, pages = 0, bytes = 0, leaves = 0, branches = 0, overflows = 0;
         foreach (var (page, buffer) in _pages)
         {
             end = Math.Max(end, page + buffer.PageCount);
+            Space.NoteFlushed(page);
             pages += buffer.PageCount;
             bytes += buffer.SizeBytes;
             CountType(buffer, ref leaves, ref branches, ref overflows);
@@ -352,9 +361,11 @@ internal sealed class Flusher : IDisposable
     /// <summary>
     /// Picks what to write from the collected versions (sorted by page). Where two overlap, the older is dead:
     /// its pages were freed before the newer one was allocated over them (an overflow run reusing a freed
-    /// page, or the reverse), so writing it would overwrite live data with garbage. It is dropped.
+    /// page, or the reverse), so writing it would overwrite live data with garbage. It is dropped, and so is a version of
+    /// a page at or past the state's end (the end moved down over it: it is free, and writing it would only make the file
+    /// longer again).
     /// </summary>
-    private void SelectLiveVersions()
+    private void SelectLiveVersions(long nextPageNumber)
     {
         _pages.Clear();
         var collected = CollectionsMarshal.AsSpan(_collected);
@@ -372,7 +383,7 @@ internal sealed class Flusher : IDisposable
                 }
                 collected[j].Dropped = true;
             }
-            if (!collected[i].Dropped) _pages.Add((collected[i].PageNumber, collected[i].Buffer));
+            if (!collected[i].Dropped && end <= nextPageNumber) _pages.Add((collected[i].PageNumber, collected[i].Buffer));
         }
     }
 

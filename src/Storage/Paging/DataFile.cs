@@ -131,6 +131,150 @@ internal sealed unsafe class DataFile : IDisposable
     }
 
     /// <summary>
+    /// As <see cref="EnsurePageCount"/>, for a commit: also remembers the page count the writer's newest state needs, which
+    /// <see cref="TryShrink"/> never cuts below.
+    /// </summary>
+    public void EnsurePageCountForCommit(long pageCount)
+    {
+        lock (_growLock) _writerPageCount = pageCount;
+        EnsurePageCount(pageCount);
+    }
+
+    /// <summary>The page count of the newest state a commit asked for (<see cref="EnsurePageCountForCommit"/>).</summary>
+    private long _writerPageCount;
+
+    /// <summary>The file is cut only when at least this share (1/n) of it, and at least <see cref="MinShrinkBytes"/>, lies past what is needed.</summary>
+    private const int ShrinkShare = 8;
+
+    private const long MinShrinkBytes = 2L << 20;
+
+    /// <summary>
+    /// Cuts the file down to what the states in use need (<paramref name="syncedPageCount"/>, the synced state's, and the
+    /// newest a commit asked for), rounded up to whole MiB, when a large share of it lies past that (the end of the file
+    /// was given back). Called by the flusher after a sync, so no flush writes meanwhile; readers' maps of the longer file
+    /// stay valid for the pages their snapshots use, which all lie below the cut. Best effort: a failure leaves the file
+    /// longer. Returns the bytes cut.
+    /// </summary>
+    public long TryShrink(long syncedPageCount)
+    {
+        lock (_growLock)
+        {
+            var current = _mapping.LengthBytes;
+            var needed = Math.Max(syncedPageCount, _writerPageCount) * PageLayout.PageSizeBytes;
+            var target = Math.Max(4L * PageLayout.PageSizeBytes, (needed + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
+            if (current - target < Math.Max(MinShrinkBytes, current / ShrinkShare)) return 0;
+            try
+            {
+                _faults?.BeforeResize(Path, target);
+                RandomAccess.SetLength(_handle, target);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException or StorageException)
+            {
+                return 0;
+            }
+            _faults?.AfterSetLength(Path, target);
+            var next = new DataFileMapping(_handle, target, _randomAccess);
+            var old = _mapping;
+            Volatile.Write(ref _mapping, next);
+            old.Release();
+            return current - target;
+        }
+    }
+
+    /// <summary>
+    /// Pages whose blocks were given back (<see cref="PunchHoles"/>) or may have been (free when the file was opened): a
+    /// commit that takes one into use reserves its blocks again (<see cref="RefillHoles"/>). Used by the write-lock holder only.
+    /// </summary>
+    private ulong[] _holes = [];
+
+    /// <summary>Whether punching holes works on this file system; cleared the first time it does not.</summary>
+    private bool _canPunch = true;
+
+    /// <summary>Whether punching holes may work here (it has not been refused yet).</summary>
+    public bool CanPunch => _canPunch;
+
+    /// <summary>The possible-hole bits of the 64 pages from <paramref name="firstPage"/> (a multiple of 64).</summary>
+    public ulong HolesIn(long firstPage) => (firstPage >> 6) < _holes.Length ? _holes[firstPage >> 6] : 0;
+
+    /// <summary>Whether any page is marked as a possible hole.</summary>
+    public bool MayHaveHoles { get; private set; }
+
+    /// <summary>Bytes given back by punching holes since open.</summary>
+    public long PunchedBytes { get; private set; }
+
+    /// <summary>Marks pages as possible holes (pages free when the environment opens).</summary>
+    public void MarkHoles(long firstPage, long count)
+    {
+        if (count <= 0) return;
+        var end = firstPage + count;
+        if ((end + 63) / 64 > _holes.Length) Array.Resize(ref _holes, (int)Math.Max((end + 63) / 64, _holes.Length * 2L));
+        for (var p = firstPage; p < end; p++) _holes[p >> 6] |= 1UL << (int)(p & 63);
+        MayHaveHoles = true;
+    }
+
+    /// <summary>Marks the pages of <paramref name="bits"/> (one per page from <paramref name="firstPage"/>, a multiple of 64) as possible holes.</summary>
+    public void MarkHoleWord(long firstPage, ulong bits)
+    {
+        if (bits == 0) return;
+        var word = firstPage >> 6;
+        if (word >= _holes.Length) Array.Resize(ref _holes, (int)Math.Max(word + 1, _holes.Length * 2L));
+        _holes[word] |= bits;
+        MayHaveHoles = true;
+    }
+
+    /// <summary>Whether any page of the run is marked as a possible hole.</summary>
+    public bool IsHole(long firstPage, long count)
+    {
+        for (var p = firstPage; p < firstPage + count; p++)
+        {
+            if ((p >> 6) < _holes.Length && (_holes[p >> 6] & (1UL << (int)(p & 63))) != 0) return true;
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// Gives the run's blocks back to the file system (the pages are free in every state that can still be read from the
+    /// file). False, and never again, when the file system cannot; failures are left to the caller.
+    /// </summary>
+    public bool PunchHoles(long firstPage, long count)
+    {
+        if (!_canPunch) return false;
+        var offset = firstPage * PageLayout.PageSizeBytes;
+        var length = count * PageLayout.PageSizeBytes;
+        if (!FileIo.PunchHole(_handle, Path, offset, length, _faults))
+        {
+            _canPunch = false;
+            return false;
+        }
+        if (_faults is not null)
+        {
+            // To the seam a hole is zeros written: after a power cut the range holds either.
+            for (long done = 0; done < length; done += ZeroChunk.Length)
+            {
+                _faults.AfterWrite(Path, offset + done, ZeroChunk.AsSpan(0, (int)Math.Min(ZeroChunk.Length, length - done)), durable: false);
+            }
+        }
+        MarkHoles(firstPage, count);
+        PunchedBytes += length;
+        return true;
+    }
+
+    private static readonly byte[] ZeroChunk = new byte[1 << 20];
+
+    /// <summary>
+    /// A commit takes pages that may be holes into use: their blocks are reserved again first, so that a full disk fails
+    /// this commit (<see cref="StorageFullException"/>) and never the flusher's write of them later.
+    /// </summary>
+    public void RefillHoles(long firstPage, long count)
+    {
+        FileIo.Reserve(_handle, Path, firstPage * PageLayout.PageSizeBytes, count * PageLayout.PageSizeBytes, _faults);
+        for (var p = firstPage; p < firstPage + count; p++)
+        {
+            if ((p >> 6) < _holes.Length) _holes[p >> 6] &= ~(1UL << (int)(p & 63));
+        }
+    }
+
+    /// <summary>
     /// A reservation that failed part-way may have moved the end of the file by file-system blocks (ext4 does): back to
     /// the whole pages the map covers, so that the file stays a whole number of pages. Best effort: a longer file is only
     /// unused space.

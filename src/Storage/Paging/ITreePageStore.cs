@@ -25,6 +25,16 @@ internal unsafe interface ITreePageStore
     /// <summary>Allocates a contiguous run of zeroed, writable pages near <paramref name="nearPageNumber"/> when possible (pass -1 for no preference).</summary>
     long AllocatePages(int count, long nearPageNumber, out byte* firstPage);
 
+    /// <summary>
+    /// Allocates the lowest free run of <paramref name="count"/> pages that ends at or below <paramref name="ceiling"/>, or
+    /// returns -1 (compaction moves pages down with it). Stores without free-space maps cannot.
+    /// </summary>
+    long AllocatePagesBelow(int count, long ceiling, out byte* firstPage)
+    {
+        firstPage = null;
+        return -1;
+    }
+
     /// <summary>Gives a run of pages back to the free space.</summary>
     void FreePages(long firstPageNumber, int count);
 

@@ -224,6 +224,35 @@ internal static class FileIo
         if (RandomAccess.GetLength(handle) < end) SetLength(handle, path, end);
     }
 
+    /// <summary>
+    /// Gives the range's blocks back to the file system, keeping the file's length (the range then reads as zeros). False when
+    /// the file system cannot (the caller stops asking). Other failures are a <see cref="StorageException"/>.
+    /// </summary>
+    public static bool PunchHole(SafeFileHandle handle, string path, long offsetBytes, long lengthBytes, IFaultInjector? faults = null)
+    {
+        try
+        {
+            faults?.BeforeResize(path, -1);
+        }
+        catch (IOException e)
+        {
+            throw Translate(e, "free space in", path);
+        }
+        if (Pal.IsAvailable)
+        {
+            var status = PalNative.FilePunchHole(handle, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
+            if (status == PalNative.StatusOk) return true;
+            if (status == PalNative.StatusUnsupported || (status == PalNative.StatusSystem && err is 95 or 22 or 38)) return false;
+            throw Pal.Error(status, err, "free space in", path);
+        }
+        if (!Posix.IsSupported) return false;
+        if (Posix.FAllocate(handle.DangerousGetHandle(), Posix.FallocatePunchHole, offsetBytes, lengthBytes) == 0) return true;
+        var errno = Marshal.GetLastPInvokeError();
+        // EOPNOTSUPP, EINVAL, ENOSYS: this file system keeps its blocks.
+        if (errno is 95 or 22 or 38) return false;
+        throw Pal.Error(PalNative.StatusSystem, errno, "free space in", path);
+    }
+
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {

@@ -49,6 +49,13 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "posix_fallocate")]
     public static partial int PosixFAllocate(nint fd, long offset, long length);
 
+    /// <summary>FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE: give a range's blocks back, keeping the file's length.</summary>
+    public const int FallocatePunchHole = 0x01 | 0x02;
+
+    /// <summary>fallocate(2); returns 0 or -1 with errno set.</summary>
+    [LibraryImport(LibC, EntryPoint = "fallocate", SetLastError = true)]
+    public static partial int FAllocate(nint fd, int mode, long offset, long length);
+
     /// <summary>POSIX_FADV_RANDOM: reads of the file get no read-ahead beyond what they ask for.</summary>
     public const int FileAdviseRandom = 1;
 

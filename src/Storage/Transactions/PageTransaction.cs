@@ -202,6 +202,19 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         return pageNumber;
     }
 
+    public long AllocatePagesBelow(int count, long ceiling, out byte* firstPage)
+    {
+        var pageNumber = _env.FreeSpace.AllocateBelow(this, count, ceiling);
+        if (pageNumber < 0)
+        {
+            firstPage = null;
+            return -1;
+        }
+        for (var p = pageNumber; p < pageNumber + count; p++) CheckNotInUse(p);
+        firstPage = CreatePages(pageNumber, count);
+        return pageNumber;
+    }
+
     /// <summary>The write transaction this store belongs to (it knows the roots of the trees it opened).</summary>
     public WriteTransaction? Owner { get; set; }
 

@@ -78,6 +78,16 @@ internal readonly unsafe ref partial struct TreePage
         Unsafe.WriteUnaligned(_page + offset + sizeof(ushort), childPageNumber);
     }
 
+    /// <summary>Points a leaf node whose value lives in an overflow run at another run (the run moved).</summary>
+    public void SetOverflowPage(int index, long overflowPage)
+    {
+        Debug.Assert(IsLeaf, "only leaf nodes have values");
+        Debug.Assert(overflowPage >= TreeNodeLayout.FirstTreePageNumber, "runs are tree pages");
+        int offset = ReadNode(index, out int keySizeBytes, out _);
+        Debug.Assert(Unsafe.ReadUnaligned<LeafNodeHeader>(_page + offset).IsOverflow, "the value is in an overflow run");
+        Unsafe.WriteUnaligned(_page + offset + LeafNodeHeader.SizeBytes + keySizeBytes, overflowPage);
+    }
+
     /// <summary>
     /// Replaces a leaf node's value in place, keeping its key; the new node must not be larger than the old one.
     /// Only the value bytes (and the header's value field) change, which is the smallest diff a replace can make.

@@ -7,7 +7,7 @@ namespace Storage.Tests.ModelTests;
 
 /// <summary>
 /// Random command sequences (put, delete, get, range and prefix scans both ways, commit, rollback, reopen,
-/// crash-and-reopen, checkpoint, up to four long-lived snapshots at once) against an in-memory sorted dictionary. One run
+/// crash-and-reopen (the closed files checked clean each time), checkpoint, compaction, up to four long-lived snapshots at once) against an in-memory sorted dictionary. One run
 /// uses a fixed seed (the same sequences every time), the other a fresh seed printed on failure. To replay
 /// a failure, set STORAGE_MODEL_SEED to the printed seed (and STORAGE_MODEL_TESTS to run more or fewer).
 /// </summary>

@@ -42,6 +42,9 @@ public abstract record Command
 
     public sealed record Checkpoint : Command;
 
+    /// <summary>Commits what is pending, then compacts the environment (snapshots stay open across it).</summary>
+    public sealed record Compact : Command;
+
     /// <summary>Begins a read transaction and remembers the committed model it must keep seeing (up to a few at once).</summary>
     public sealed record OpenSnapshot : Command;
 
@@ -163,6 +166,7 @@ public static class ModelGenerators
             (2, Gen.Constant((Command)new Command.Reopen())),
             (3, Gen.Constant((Command)new Command.CrashAndReopen())),
             (2, Gen.Constant((Command)new Command.Checkpoint())),
+            (2, Gen.Constant((Command)new Command.Compact())),
             (3, Gen.Constant((Command)new Command.OpenSnapshot())),
             (4, Gen.Choose(0, 7).Select(which => (Command)new Command.CheckSnapshot(which))),
             (2, Gen.Choose(0, 7).Select(which => (Command)new Command.CloseSnapshot(which))));

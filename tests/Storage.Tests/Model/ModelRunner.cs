@@ -111,6 +111,9 @@ internal sealed class ModelRunner : IDisposable
             case Command.Reopen:
                 CloseAll();
                 _env.Dispose();
+                // Closed cleanly: the files must check clean (pages, bitmaps against what the trees reach, holes only where free).
+                var problems = Storage.Inspection.EnvironmentChecker.Check(_temp.Path).Problems;
+                Expect(problems.Count == 0, $"the checker found {problems.Count} problem(s) after closing: {string.Join("; ", problems.Take(3))}");
                 _env = StorageEnvironment.Open(_temp.Path, _options);
                 CheckCommitted("after a reopen");
                 break;
@@ -122,6 +125,11 @@ internal sealed class ModelRunner : IDisposable
                 break;
             case Command.Checkpoint:
                 _env.Checkpoint();
+                break;
+            case Command.Compact:
+                Apply(new Command.Commit());
+                _env.Compact();
+                CheckCommitted("after compacting");
                 break;
             case Command.OpenSnapshot:
             {

@@ -1,0 +1,270 @@
+using Storage.Inspection;
+using Storage.Tests.FaultTests;
+using Storage.Tests.Support;
+
+namespace Storage.Tests.SpaceTests;
+
+/// <summary>
+/// Free space goes back to the file system: runs of free pages are punched out of the data file, its free end is cut
+/// off, and compaction moves pages down so that the end comes free, while readers keep their snapshots.
+/// </summary>
+public sealed class Space_given_back
+{
+    private const string Tree = "t";
+
+    [Fact]
+    public void Deleting_everything_and_compacting_leaves_a_tenth_of_the_peak_on_disk()
+    {
+        using var temp = new TempDirectory("space-all");
+        var dataFile = Path.Combine(temp.Path, "data.storage");
+        long peakLength, peakAllocated;
+        CompactionResult result;
+        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly))
+        {
+            Fill(env, 0, 80_000, valueSize: 200);
+            env.Checkpoint();
+            peakLength = new FileInfo(dataFile).Length;
+            peakAllocated = Disk.AllocatedBytes(dataFile);
+            Assert.True(peakLength > 8 << 20, $"the file grew to {peakLength:N0} bytes");
+            DeleteRange(env, 0, 80_000);
+            result = env.Compact();
+        }
+        var length = new FileInfo(dataFile).Length;
+        Assert.True(length <= peakLength / 10, $"{length:N0} bytes long after compacting, {peakLength:N0} at the peak ({result})");
+        if (Disk.CanMeasure)
+        {
+            var allocated = Disk.AllocatedBytes(dataFile);
+            Assert.True(allocated <= peakAllocated / 10, $"{allocated:N0} bytes on disk after compacting, {peakAllocated:N0} at the peak");
+        }
+        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
+        using var read = reopened.BeginRead();
+        Assert.Equal(0, read.OpenTree(Tree).Count);
+    }
+
+    [Fact]
+    public void Compaction_moves_pages_under_a_reader_that_keeps_its_snapshot()
+    {
+        using var temp = new TempDirectory("space-compact");
+        var model = OrdinalBytes.NewModel();
+        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small))
+        {
+            Fill(env, 0, 30_000, valueSize: 150, model);
+            // Large values too, so that overflow runs move as well.
+            using (var tx = env.BeginWrite())
+            {
+                var tree = tx.OpenTree(Tree);
+                for (var i = 0; i < 40; i++)
+                {
+                    var key = TestData.Key($"big{i:D3}");
+                    var value = TestData.Value(i, 20_000 + i * 100);
+                    tree.Put(key, value);
+                    model[key] = value;
+                }
+                tx.Commit();
+            }
+            // Delete all but every fifth key, the front of the key space entirely.
+            using (var tx = env.BeginWrite())
+            {
+                var tree = tx.OpenTree(Tree);
+                for (var i = 0; i < 30_000; i++)
+                {
+                    if (i % 5 == 0 && i >= 10_000) continue;
+                    var key = TestData.Key($"k{i:D7}");
+                    Assert.True(tree.Delete(key));
+                    model.Remove(key);
+                }
+                tx.Commit();
+            }
+            var before = OrdinalBytes.Copy(model);
+            using var reader = env.BeginRead();
+            var progress = new List<CompactionProgress>();
+            var result = env.Compact(new SynchronousProgress<CompactionProgress>(progress.Add));
+            Assert.True(result.PagesMoved > 0, $"pages moved: {result}");
+            Assert.NotEmpty(progress);
+            Assert.Equal(result.PagesMoved, progress[^1].PagesMoved);
+            // The reader began before compaction: it sees its snapshot, page for page.
+            TreeAssert.Equal(before, reader.OpenTree(Tree), "the reader held across compaction");
+            using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after compaction");
+            reader.Dispose();
+            // Writes go on after compaction, into the holes and at the end.
+            Fill(env, 100_000, 2_000, valueSize: 150, model);
+            var second = env.Compact();
+            Assert.True(second.FileBytesAfter <= second.FileBytesBefore, second.ToString());
+        }
+        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
+        using var check = reopened.BeginRead();
+        TreeAssert.Equal(model, check.OpenTree(Tree), "after reopening");
+    }
+
+    [Fact]
+    public void Free_runs_inside_the_file_are_punched_out_and_reused_after_a_crash()
+    {
+        if (!Disk.CanMeasure)
+        {
+            Console.WriteLine("Skipped: measuring blocks on disk needs du");
+            return;
+        }
+        using var temp = new TempDirectory("space-punch");
+        var dataFile = Path.Combine(temp.Path, "data.storage");
+        var model = OrdinalBytes.NewModel();
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+        try
+        {
+            Fill(env, 0, 40_000, valueSize: 200, model);
+            env.Checkpoint();
+            var length = new FileInfo(dataFile).Length;
+            var allocated = Disk.AllocatedBytes(dataFile);
+            // The middle of the key space goes: whole leaves free up inside the file, not at its end.
+            DeleteRange(env, 10_000, 30_000, model);
+            env.Checkpoint();
+            var afterDelete = Disk.AllocatedBytes(dataFile);
+            Assert.Equal(length, new FileInfo(dataFile).Length);
+            Assert.True(afterDelete < allocated - (allocated / 4), $"{afterDelete:N0} bytes on disk after deleting half, {allocated:N0} before");
+            Assert.True(env.GetStats().SpaceGivenBackBytes > 0);
+
+            // The punched pages are taken again (their blocks reserved anew), across a crash that loses the data file's
+            // unsynced state, and all reads back.
+            Fill(env, 200_000, 10_000, valueSize: 200, model);
+            env.SimulateCrash();
+            env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+            Fill(env, 300_000, 5_000, valueSize: 200, model);
+            using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after reusing the punched pages");
+            env.Dispose();
+            Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+            env = StorageEnvironment.Open(temp.Path, TestOptions.Small);
+            using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after reopening");
+        }
+        finally
+        {
+            env.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Pages punched out have no blocks: a commit that takes them again on a full disk fails, cleanly, and succeeds once
+    /// space returns; nothing acknowledged is lost (a small tmpfs, root on Linux only).
+    /// </summary>
+    [Fact]
+    public void Reusing_punched_pages_on_a_full_disk_fails_the_commit_and_nothing_else()
+    {
+        if (!SmallFileSystem.CanMount(out var why))
+        {
+            Console.WriteLine($"Skipped: {why}");
+            return;
+        }
+        using var temp = new TempDirectory("space-full");
+        using var mount = new SmallFileSystem(temp.Combine("mnt"), sizeBytes: 24 << 20);
+        var directory = Path.Combine(mount.Path, "env");
+        var model = OrdinalBytes.NewModel();
+        var env = StorageEnvironment.Open(directory, TestOptions.JournalOnly);
+        try
+        {
+            Fill(env, 0, 20_000, valueSize: 200, model);
+            env.Checkpoint();
+            DeleteRange(env, 2_000, 18_000, model);
+            env.Checkpoint();
+            Assert.True(env.GetStats().SpaceGivenBackBytes > 0, "the deleted range was punched out");
+            // Fill the file system to the last block: the holes in the data file are all the room there is.
+            var ballast = Path.Combine(mount.Path, "ballast");
+            using (var file = new FileStream(ballast, FileMode.Create))
+            {
+                var chunk = new byte[64 << 10];
+                try
+                {
+                    while (true) file.Write(chunk);
+                }
+                catch (IOException)
+                {
+                }
+            }
+            StorageFullException? full = null;
+            var next = 100_000;
+            for (var attempt = 0; full is null && attempt < 200; attempt++, next += 200)
+            {
+                full = Record.Exception(() => Fill(env, next, 200, valueSize: 200, model)) as StorageFullException;
+            }
+            Assert.NotNull(full);
+            // The commit that takes punched pages fails reserving their blocks, not a flush later.
+            Assert.EndsWith("data.storage", full!.Path);
+            Assert.Equal(0, env.GetStats().FlushesDeferredForSpace);
+            using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "once the disk is full");
+            File.Delete(ballast);
+            Fill(env, next, 200, valueSize: 200, model);
+            env.Checkpoint();
+            Assert.Equal(0, env.GetStats().FlushesDeferredForSpace);
+            env.Dispose();
+            env = StorageEnvironment.Open(directory, TestOptions.Small);
+            using var tx = env.BeginRead();
+            TreeAssert.Equal(model, tx.OpenTree(Tree), "after space returned and the environment was reopened");
+        }
+        finally
+        {
+            env.Dispose();
+        }
+    }
+
+    private static void Fill(StorageEnvironment env, int first, int count, int valueSize, SortedDictionary<byte[], byte[]>? model = null)
+    {
+        for (var start = first; start < first + count; start += 1_000)
+        {
+            using var tx = env.BeginWrite();
+            var tree = tx.OpenOrCreateTree(Tree);
+            var pending = new List<(byte[], byte[])>();
+            for (var i = start; i < Math.Min(start + 1_000, first + count); i++)
+            {
+                var key = TestData.Key($"k{i:D7}");
+                var value = TestData.Value(i, valueSize);
+                tree.Put(key, value);
+                pending.Add((key, value));
+            }
+            tx.Commit();
+            if (model is not null)
+            {
+                foreach (var (key, value) in pending) model[key] = value;
+            }
+        }
+    }
+
+    private static void DeleteRange(StorageEnvironment env, int first, int end, SortedDictionary<byte[], byte[]>? model = null)
+    {
+        for (var start = first; start < end; start += 2_000)
+        {
+            using var tx = env.BeginWrite();
+            var tree = tx.OpenTree(Tree);
+            for (var i = start; i < Math.Min(start + 2_000, end); i++)
+            {
+                var key = TestData.Key($"k{i:D7}");
+                Assert.True(tree.Delete(key));
+                model?.Remove(key);
+            }
+            tx.Commit();
+        }
+    }
+
+    /// <summary>Reports on the calling thread, at once (<see cref="Progress{T}"/> posts to the thread pool).</summary>
+    private sealed class SynchronousProgress<T>(Action<T> report) : IProgress<T>
+    {
+        public void Report(T value) => report(value);
+    }
+}
+
+/// <summary>Blocks a file takes on disk, as du counts them (Linux; elsewhere not measured).</summary>
+internal static class Disk
+{
+    public static bool CanMeasure => OperatingSystem.IsLinux();
+
+    public static long AllocatedBytes(string path)
+    {
+        using var process = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("du", $"-B1 \"{path}\"")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        })!;
+        var output = process.StandardOutput.ReadToEnd();
+        process.WaitForExit();
+        if (process.ExitCode != 0) throw new InvalidOperationException($"du failed: {process.StandardError.ReadToEnd()}");
+        return long.Parse(output.Split('\t')[0], System.Globalization.CultureInfo.InvariantCulture);
+    }
+}
