@@ -204,7 +204,8 @@ internal sealed class WorkloadRunner
         $"W6 16 threads x {Format.Count(counts.Transactions / 5)} transactions of 1 put (W6-async: 16 asynchronous committers instead of threads; W6-merged: each put submitted to the merging write API); " +
         $"W7 9 environments x {Format.Count(counts.Transactions / 10)} transactions of 10 puts, one thread each; " +
         $"W8 is W1 again, on storage, with every flush logged; W9 {Format.Count(counts.Transactions)} gets, one by one and then batched, each pass after the engine's files are dropped from the page cache (an unmeasured cold pass goes first); " +
-        $"W9-large the same passes over {Format.Count(ColdMultigetLarge.Entries(counts))} keys (filled in transactions of 10,000 puts, not measured) with the process in a memory cgroup of {Format.Bytes(ColdMultigetLarge.LimitBytes(counts))}, so the file does not fit the page cache.",
+        $"W9-large the same passes over {Format.Count(ColdMultigetLarge.Entries(counts))} keys (filled in transactions of 10,000 puts, not measured) with the process in a memory cgroup of {Format.Bytes(ColdMultigetLarge.LimitBytes(counts))}, so the file does not fit the page cache; " +
+        $"W10 on one open engine: W1's fill, a random half of its keys deleted in transactions of 100, {Format.Count(counts.Transactions)} more W1 transactions, then every key deleted in transactions of 1,000 and the engine compacted where it can (storage's Compact, RocksDB's CompactRange, SQLite's VACUUM; LMDB has none); its cell is puts and deletes per second over the four phases.",
         .. unavailable.Select(line => $"Not available: {line}."),
         "Cells say \"not implemented\" where a workload needs a feature this engine does not have yet, and \"n/a\" where another engine has no such feature.",
         .. (withRocksDb ? [RocksDbNote] : Array.Empty<string>()),

@@ -9,6 +9,12 @@ internal interface IEngineInstance : IDisposable
     /// <summary>Writes the batch in one transaction and returns once the commit is durable (acknowledged, when opened with <see cref="CommitMode.Lazy"/>).</summary>
     void Commit(KeyValueBatch batch);
 
+    /// <summary>Deletes the batch's keys (its values are ignored) in one transaction; returns once the commit is durable.</summary>
+    void CommitDeletes(KeyValueBatch batch);
+
+    /// <summary>Gives free space back while open, where the engine can (W10); null when done, else the cell text saying why not.</summary>
+    string? Compact();
+
     /// <summary>Begins a snapshot reader; use it on the calling thread only and dispose it there.</summary>
     IEngineReader BeginRead();
 

@@ -79,6 +79,17 @@ internal sealed class LmdbEngineInstance : IEngineInstance
         tx.Commit().ThrowOnError();
     }
 
+    public void CommitDeletes(KeyValueBatch batch)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        using var tx = _environment.BeginTransaction(TransactionBeginFlags.None);
+        for (var i = 0; i < batch.Count; i++) tx.Delete(_database, batch.Key(i)).ThrowOnError();
+        tx.Commit().ThrowOnError();
+    }
+
+    /// <summary>LMDB reuses freed pages but never shrinks its file while open (only an offline compacting copy does).</summary>
+    public string? Compact() => "n/a: no online compaction";
+
     public IEngineReader BeginRead()
     {
         ObjectDisposedException.ThrowIf(_disposed, this);

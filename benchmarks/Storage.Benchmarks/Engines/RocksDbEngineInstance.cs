@@ -66,6 +66,22 @@ internal sealed class RocksDbEngineInstance : IEngineInstance
         db.Write(writeBatch, durable);
     }
 
+    public void CommitDeletes(KeyValueBatch batch)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        _batch.Clear();
+        for (var i = 0; i < batch.Count; i++) _batch.Delete(batch.Key(i).ToArray());
+        _db.Write(_batch, _durable);
+    }
+
+    /// <summary>A manual compaction of the whole key range: tombstones and the values they cover are dropped from the SSTs.</summary>
+    public string? Compact()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        _db.CompactRange((byte[]?)null, null);
+        return null;
+    }
+
     /// <summary>
     /// A write batch of its own on the shared database: RocksDB groups the synced writes of concurrent writers
     /// into one WAL write and sync itself.

@@ -80,6 +80,38 @@ internal sealed class SqliteEngineInstance : IEngineInstance
         }
     }
 
+    public void CommitDeletes(KeyValueBatch batch)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        _delete ??= Prepare(_connection, "DELETE FROM kv WHERE k = $k;", ("$k", _key));
+        _begin.ExecuteNonQuery();
+        try
+        {
+            for (var i = 0; i < batch.Count; i++)
+            {
+                batch.Key(i).CopyTo(_key);
+                _delete.ExecuteNonQuery();
+            }
+            _commit.ExecuteNonQuery();
+        }
+        catch
+        {
+            TryRollback();
+            throw;
+        }
+    }
+
+    private SqliteCommand? _delete;
+
+    /// <summary>VACUUM rebuilds the database file without its free pages; then a checkpoint moves it out of the WAL and truncates the WAL.</summary>
+    public string? Compact()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        Execute(_connection, "VACUUM;");
+        Execute(_connection, "PRAGMA wal_checkpoint(TRUNCATE);");
+        return null;
+    }
+
     /// <summary>A connection of its own with its own prepared statements (a connection is not shared across threads).</summary>
     public IEngineWriter CreateWriter() => new Writer(new SqliteEngineInstance(_directory, _mode));
 
@@ -103,6 +135,7 @@ internal sealed class SqliteEngineInstance : IEngineInstance
         if (_disposed) return;
         _disposed = true;
         _insert.Dispose();
+        _delete?.Dispose();
         _rollback.Dispose();
         _commit.Dispose();
         _begin.Dispose();

@@ -64,6 +64,20 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
         if (stats.Compressed) _compressedCommits++;
     }
 
+    public void CommitDeletes(KeyValueBatch batch)
+    {
+        using var tx = _environment.BeginWrite();
+        var tree = tx.OpenTree(TreeName);
+        for (var i = 0; i < batch.Count; i++) tree.Delete(batch.Key(i));
+        tx.Commit(_durability);
+    }
+
+    public string? Compact()
+    {
+        _environment.Compact();
+        return null;
+    }
+
     public void CommitMerged(KeyValueBatch batch) => _environment.Write(tx => PutAll(tx, batch));
 
     /// <summary>The batch's puts into the one tree.</summary>

@@ -40,6 +40,14 @@ internal sealed class KeyValueBatch
         Count = count;
     }
 
+    /// <summary>Replaces the contents with the keys of <paramref name="numbers"/> (for deletes; the values are left as they were).</summary>
+    public void SetKeys(ReadOnlySpan<ulong> numbers)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(numbers.Length, Capacity);
+        for (var i = 0; i < numbers.Length; i++) KeyFormat.Write(numbers[i], _keys.AsSpan(i * KeyFormat.KeySizeBytes, KeyFormat.KeySizeBytes));
+        Count = numbers.Length;
+    }
+
     private int CheckIndex(int index)
     {
         if ((uint)index >= (uint)Count) throw new ArgumentOutOfRangeException(nameof(index), index, $"The batch holds {Count} puts.");

@@ -20,6 +20,7 @@ internal static class WorkloadCatalog
         new SeeksOverTime(),
         new ColdMultiget(),
         new ColdMultigetLarge(),
+        new Churn(),
     ];
 
     public static IWorkload? Find(string id) =>

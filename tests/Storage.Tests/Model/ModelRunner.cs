@@ -128,7 +128,8 @@ internal sealed class ModelRunner : IDisposable
                 break;
             case Command.Compact:
                 Apply(new Command.Commit());
-                _env.Compact();
+                // Compaction commits transactions of its own; they change no entry.
+                _lastTransactionId += _env.Compact().Transactions;
                 CheckCommitted("after compacting");
                 break;
             case Command.OpenSnapshot:
