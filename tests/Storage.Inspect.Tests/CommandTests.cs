@@ -305,6 +305,54 @@ public class CommandTests
         Assert.Contains("is not empty", err);
     }
 
+    /// <summary>
+    /// A copy of a live environment whose flusher keeps overwriting pages is one committed state, never a mix: every
+    /// transaction of the writer sets all keys to the same generation, so a mixed copy would hold two generations.
+    /// </summary>
+    [Fact]
+    public async Task Copy_compact_of_a_busy_live_environment_is_one_committed_state()
+    {
+        using var dir = new TempDir();
+        const int keys = 5_000;
+        using var env = StorageEnvironment.Open(dir.Sub("src"), Quiet with { FlushIntervalMs = 1, SyncIntervalMs = 1, ScratchBudgetBytes = 1 << 20 });
+        Generation(env, 0, keys);
+        using var stop = new CancellationTokenSource();
+        var writer = Task.Run(() =>
+        {
+            for (var generation = 1; !stop.IsCancellationRequested; generation++) Generation(env, generation, keys);
+        });
+        try
+        {
+            for (var copy = 0; copy < 8; copy++)
+            {
+                var target = dir.Sub($"dst{copy}");
+                Assert.Equal(0, Run(out var text, out var err, "copy", "--compact", dir.Sub("src"), target));
+                using var copied = StorageEnvironment.Open(target, Quiet);
+                using var read = copied.BeginRead();
+                var tree = read.OpenTree("gen");
+                Assert.Equal(keys, tree.Count);
+                var generations = new HashSet<string>();
+                var cursor = tree.CreateCursor();
+                for (var ok = cursor.SeekFirst(); ok; ok = cursor.MoveNext()) generations.Add(System.Text.Encoding.ASCII.GetString(cursor.Value)[..12]);
+                Assert.True(generations.Count == 1, $"copy {copy} mixes generations {string.Join(", ", generations.Order())}; the tool said: {text} {err}");
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            await writer;
+        }
+    }
+
+    /// <summary>One transaction that sets every key to values of the generation (large enough that pages split and move).</summary>
+    private static void Generation(StorageEnvironment env, int generation, int keys)
+    {
+        using var tx = env.BeginWrite();
+        var tree = tx.OpenOrCreateTree("gen");
+        for (var i = 0; i < keys; i++) tree.Put(Key(i), System.Text.Encoding.ASCII.GetBytes($"{generation:D12}-{new string('v', (i + generation) % 90)}"));
+        tx.Commit();
+    }
+
     [Fact]
     public void Commands_on_a_truncated_file_report_and_do_not_crash()
     {

@@ -44,9 +44,16 @@ internal sealed record InspectionProblem(
 }
 
 /// <summary>An environment that cannot be inspected at all (no data file, neither header valid); the message is one line.</summary>
-internal sealed class InspectionException : Exception
+internal class InspectionException : Exception
 {
     public InspectionException(string message, Exception? inner = null) : base(message, inner)
     {
     }
 }
+
+/// <summary>
+/// A page read for a snapshot is not the version the snapshot's state has: newer than its last transaction, another page,
+/// or torn (its checksum fails). In a directory another process has open, the flusher overwrote it while it was being
+/// read (build the snapshot again); in a closed one, the page is damaged.
+/// </summary>
+internal sealed class SnapshotChangedException(string message) : InspectionException(message);

@@ -47,7 +47,8 @@ internal static unsafe class SnapshotTrees
             throw new InspectionException($"a tree refers to page {pageNumber}, outside the pages in use");
         }
         var buffer = buffers[level] ??= new byte[PageLayout.PageSizeBytes];
-        if (!snapshot.TryReadPage(pageNumber, buffer, out var problem)) throw new InspectionException(problem!);
+        if (!snapshot.TryReadPage(pageNumber, buffer, out var problem)) throw new SnapshotChangedException(problem!);
+        CheckVersion(snapshot, pageNumber, buffer);
         fixed (byte* p = buffer)
         {
             try
@@ -81,6 +82,29 @@ internal static unsafe class SnapshotTrees
         }
     }
 
+    /// <summary>
+    /// Checks that a page (or overflow run) read from the data file is the version of the snapshot's state: it says it is
+    /// that page, no transaction after the snapshot's last wrote it, and its checksum holds. Pages the journal rebuilt were
+    /// checked when they were rebuilt.
+    /// </summary>
+    private static void CheckVersion(EnvironmentSnapshot snapshot, long pageNumber, byte[] pageOrRun)
+    {
+        if (snapshot.IsFromJournal(pageNumber)) return;
+        var header = MemoryMarshal.Read<PageHeader>(pageOrRun);
+        string? why = null;
+        if (header.PageNumber != pageNumber) why = $"says it is page {header.PageNumber}";
+        else if (header.TransactionId > snapshot.TransactionId) why = $"was written by transaction {header.TransactionId}, after the snapshot's last ({snapshot.TransactionId})";
+        else
+        {
+            fixed (byte* p = pageOrRun)
+            {
+                var expected = Crc32C.ComputePage(p, pageOrRun.Length);
+                if (header.Checksum != expected) why = $"fails its checksum (stored {header.Checksum:x8}, computed {expected:x8})";
+            }
+        }
+        if (why is not null) throw new SnapshotChangedException($"page {pageNumber} {why}");
+    }
+
     /// <summary>The value bytes of an overflow run.</summary>
     public static byte[] ReadOverflow(EnvironmentSnapshot snapshot, long firstPage)
     {
@@ -93,17 +117,13 @@ internal static unsafe class SnapshotTrees
         }
         var pages = PageLayout.PagesForOverflow(header.OverflowSizeBytes);
         if (firstPage + pages > snapshot.NextPageNumber) throw new InspectionException($"overflow run at page {firstPage} runs past the pages in use");
-        var value = new byte[header.OverflowSizeBytes];
-        var buffer = new byte[PageLayout.PageSizeBytes];
-        var copied = Math.Min(value.Length, PageLayout.PageSizeBytes - PageLayout.HeaderSizeBytes);
-        first.AsSpan(PageLayout.HeaderSizeBytes, copied).CopyTo(value);
-        for (var p = firstPage + 1; copied < value.Length; p++)
+        var run = new byte[pages * PageLayout.PageSizeBytes];
+        first.CopyTo(run, 0);
+        for (var p = 1; p < pages; p++)
         {
-            if (!snapshot.TryReadPage(p, buffer, out var problem)) throw new InspectionException(problem!);
-            var chunk = Math.Min(value.Length - copied, PageLayout.PageSizeBytes);
-            buffer.AsSpan(0, chunk).CopyTo(value.AsSpan(copied));
-            copied += chunk;
+            if (!snapshot.TryReadPage(firstPage + p, run.AsSpan(p * PageLayout.PageSizeBytes, PageLayout.PageSizeBytes), out var problem)) throw new SnapshotChangedException(problem!);
         }
-        return value;
+        CheckVersion(snapshot, firstPage, run);
+        return run.AsSpan(PageLayout.HeaderSizeBytes, header.OverflowSizeBytes).ToArray();
     }
 }

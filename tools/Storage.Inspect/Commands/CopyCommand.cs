@@ -7,9 +7,17 @@ namespace Storage.Inspect.Commands;
 /// <c>copy --compact &lt;dir&gt; &lt;target&gt;</c>: reads the source's last committed state without its lock and writes every
 /// tree, in key order, into a fresh environment at the target (which must not hold one yet). Only the target is written.
 /// </summary>
+/// <remarks>
+/// The source may be open in another process. Every page read is checked to be the version of the snapshot's state (see
+/// <see cref="SnapshotChangedException"/>): when that process's flusher overwrote one while the copy ran, the copy (the
+/// target this command made) is thrown away and taken again from a new snapshot, up to <see cref="Attempts"/> times.
+/// A closed source that fails the check is damaged, and the copy says so.
+/// </remarks>
 internal static class CopyCommand
 {
     private const int EntriesPerTransaction = 10_000;
+
+    private const int Attempts = 5;
 
     public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
     {
@@ -20,7 +28,30 @@ internal static class CopyCommand
         {
             throw new InspectionException($"the target {target} is not empty");
         }
-        using var snapshot = EnvironmentSnapshot.Open(positional[0]);
+        var targetExisted = Directory.Exists(target);
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return Copy(positional[0], target, args.Json, output);
+            }
+            catch (SnapshotChangedException e) when (InfoCommand.IsLocked(positional[0]))
+            {
+                // The target holds only what this command wrote: it goes, and the copy starts again.
+                if (Directory.Exists(target)) Directory.Delete(target, recursive: true);
+                if (targetExisted) Directory.CreateDirectory(target);
+                if (attempt == Attempts)
+                {
+                    throw new InspectionException($"the environment changed under the copy {Attempts} times (last: {e.Message}); copy it when it is less busy");
+                }
+                error.WriteLine($"the environment changed under the copy ({e.Message}); starting again from a new snapshot");
+            }
+        }
+    }
+
+    private static int Copy(string source, string target, bool json, TextWriter output)
+    {
+        using var snapshot = EnvironmentSnapshot.Open(source);
         if (Path.GetFullPath(snapshot.DirectoryPath) == target) throw new InspectionException("the target is the source");
         var trees = SnapshotTrees.ListTrees(snapshot);
         long entries = 0;
@@ -55,13 +86,13 @@ internal static class CopyCommand
         var before = snapshot.NextPageNumber;
         using var copied = EnvironmentSnapshot.Open(target);
         var after = copied.NextPageNumber;
-        if (args.Json)
+        if (json)
         {
-            Output.Json(output, new { source = snapshot.DirectoryPath, target, trees = trees.Count, entries, sourcePages = before, targetPages = after });
+            Output.Json(output, new { source = snapshot.DirectoryPath, target, trees = trees.Count, entries, sourcePages = before, targetPages = after, snapshotTransaction = snapshot.TransactionId });
         }
         else
         {
-            output.WriteLine($"copied {trees.Count} trees, {Output.N(entries)} entries: {Output.N(before)} pages ({Output.Bytes(before * PageLayout.PageSizeBytes)}) -> {Output.N(after)} pages ({Output.Bytes(after * PageLayout.PageSizeBytes)})");
+            output.WriteLine($"copied {trees.Count} trees, {Output.N(entries)} entries as of transaction {Output.N(snapshot.TransactionId)}: {Output.N(before)} pages ({Output.Bytes(before * PageLayout.PageSizeBytes)}) -> {Output.N(after)} pages ({Output.Bytes(after * PageLayout.PageSizeBytes)})");
         }
         return Cli.Ok;
     }
