@@ -41,7 +41,9 @@ internal sealed class WorkloadRunner
         Directory.CreateDirectory(runDirectory);
 
         var counts = _options.Quick ? WorkloadCounts.Quick : WorkloadCounts.Full;
-        var context = new RunContext(counts, runDirectory, _options.KeepDirectories, _output);
+        // Only a full comparison (every workload, every engine, full counts) replaces the one the README quotes.
+        var complete = !_options.Quick && _options.Workloads.Count == WorkloadCatalog.All.Count && _options.Engines.Count == EngineCatalog.All.Count;
+        var context = new RunContext(counts, runDirectory, _options.KeepDirectories, _output) { ReportName = complete ? "latest" : "latest-partial" };
         var rows = _options.Workloads.SelectMany(workload => workload.Rows).ToList();
         var table = new ResultTable(rows, _options.Engines.Select(engine => engine.Name).ToList());
 
@@ -72,13 +74,12 @@ internal sealed class WorkloadRunner
         var report = MarkdownReport.Render(table, Preamble(root, scratch, mount, counts), Notes(counts, unavailable, _options.Engines.Any(engine => engine is RocksDbEngine)), context.Sections);
         _output.WriteLine();
         _output.Write(report);
-        // Only a full comparison (every workload, every engine, full counts) replaces the one the README quotes.
-        var complete = !_options.Quick && _options.Workloads.Count == WorkloadCatalog.All.Count && _options.Engines.Count == EngineCatalog.All.Count;
-        var latest = Path.Combine(RepositoryPaths.Results(root), complete ? "latest.md" : "latest-partial.md");
+        var latest = Path.Combine(RepositoryPaths.Results(root), context.ReportName + ".md");
         File.WriteAllText(latest, report);
         _output.WriteLine($"Written to {Path.GetRelativePath(root, latest)}");
         Chart.Write(table, root, Path.ChangeExtension(latest, null), "Workload comparison (higher is better)",
             $"{DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, {(_options.Quick ? "quick counts" : "full counts")}, {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription}", _output);
+        foreach (var (name, draw) in context.Charts) Chart.WriteExtra(draw, Path.Combine(RepositoryPaths.Results(root), $"{context.ReportName}-{name}.svg"), root, _output);
         return table.HasErrors ? 1 : 0;
     }
 

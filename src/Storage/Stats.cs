@@ -143,6 +143,9 @@ public readonly record struct FlushStats
     /// <summary>Overflow pages among those written.</summary>
     public long OverflowPages { get; init; }
 
+    /// <summary>Clean pages written back unchanged to join runs (<see cref="StorageOptions.FlushGapFillBytes"/>), counted in <see cref="BytesWritten"/> but not in <see cref="PagesWritten"/>.</summary>
+    public long GapPagesWritten { get; init; }
+
     /// <summary>How long the writes took.</summary>
     public TimeSpan Duration { get; init; }
 }

@@ -24,6 +24,15 @@ public sealed record StorageOptions
     /// </summary>
     public long ScratchBudgetBytes { get; init; } = 256L << 20;
 
+    /// <summary>
+    /// The seek cost model of the flush: what one more write call costs, in bytes of a longer write. A gap of clean pages
+    /// between two runs of pages being flushed, at most this long and in the page cache, is written back unchanged with
+    /// them, so the two runs go in one write. The default is what a write cost on the SSD-backed disk the project is
+    /// measured on (<c>results/flush.md</c>: about two pages); a spinning or network disk, where a seek costs a few
+    /// hundred KiB of transfer, gets far fewer writes with 256 KiB or more. 0 writes only the pages being flushed.
+    /// </summary>
+    public long FlushGapFillBytes { get; init; } = 16L << 10;
+
     /// <summary>The background flush also runs after this long without one, so an idle environment reaches the data file.</summary>
     public int FlushIntervalMs { get; init; } = 1000;
 
@@ -150,6 +159,7 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(ScratchBudgetBytes), ScratchBudgetBytes, "Must be at least 1 MiB.");
         if (LazyCommitDelay < TimeSpan.Zero || LazyCommitDelay > TimeSpan.FromHours(1))
             throw new ArgumentOutOfRangeException(nameof(LazyCommitDelay), LazyCommitDelay, "Must be between 0 and 1 hour.");
+        if (FlushGapFillBytes < 0) throw new ArgumentOutOfRangeException(nameof(FlushGapFillBytes), FlushGapFillBytes, "Must not be negative.");
         if (FlushIntervalMs < 1)
             throw new ArgumentOutOfRangeException(nameof(FlushIntervalMs), FlushIntervalMs, "Must be at least 1 ms.");
         if (SyncIntervalMs < 1)

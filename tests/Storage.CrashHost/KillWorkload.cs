@@ -68,6 +68,7 @@ internal static class KillWorkload
         SyncIntervalMs = 5 + seed % 50,
         ScratchBudgetBytes = 1 << 20,
         CompressionThresholdBytes = seed % 2 == 0 ? 4096 : 32 << 10,
+        FlushGapFillBytes = (seed / 4) % 2 == 0 ? 16 << 10 : 1 << 20,
     };
 
     /// <summary>Writes transaction <paramref name="transaction"/> into an open write transaction.</summary>

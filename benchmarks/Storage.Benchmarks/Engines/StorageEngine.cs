@@ -3,8 +3,8 @@ using Storage.Paging;
 
 namespace Storage.Benchmarks.Engines;
 
-/// <summary>This project's engine, with default options.</summary>
-internal sealed class StorageEngine : IEngine
+/// <summary>This project's engine, with default options (or options changed for one workload, W8).</summary>
+internal sealed class StorageEngine(Func<StorageOptions, StorageOptions>? configure = null) : IEngine
 {
     public string Name => "storage";
 
@@ -12,5 +12,5 @@ internal sealed class StorageEngine : IEngine
 
     public string? UnavailableReason => null;
 
-    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new StorageEngineInstance(directory, mode);
+    public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new StorageEngineInstance(directory, mode, configure);
 }

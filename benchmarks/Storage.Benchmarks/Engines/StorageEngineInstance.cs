@@ -28,10 +28,11 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
 
     private readonly CommitDurability _durability;
 
-    public StorageEngineInstance(string directory, CommitMode mode = CommitMode.Durable)
+    public StorageEngineInstance(string directory, CommitMode mode = CommitMode.Durable, Func<StorageOptions, StorageOptions>? configure = null)
     {
         _durability = mode == CommitMode.Lazy ? CommitDurability.Lazy : CommitDurability.Durable;
-        _environment = StorageEnvironment.Open(directory, StorageOptions.Default with { OnFlush = RecordFlush });
+        var options = StorageOptions.Default with { OnFlush = RecordFlush };
+        _environment = StorageEnvironment.Open(directory, configure is null ? options : configure(options));
         try
         {
             using var tx = _environment.BeginWrite();

@@ -67,6 +67,15 @@ internal static class Chart
         }
     }
 
+    /// <summary>Saves a workload's own chart (W8's runs per flush) as SVG.</summary>
+    public static void WriteExtra(Func<Plot> draw, string path, string root, TextWriter output)
+    {
+        using var plot = draw();
+        var xml = plot.GetSvgXml(900, 420);
+        File.WriteAllText(path, s_fontFamily.Replace(xml, match => $"font-family=\"{match.Groups[1].Value}, sans-serif\""));
+        output.WriteLine($"Chart written to {Path.GetRelativePath(root, path)}");
+    }
+
     /// <summary>The chart of <paramref name="table"/> and the size it is meant to be saved at; null when no cell has a figure.</summary>
     internal static Drawing? Draw(ResultTable table, string title, string subtitle)
     {

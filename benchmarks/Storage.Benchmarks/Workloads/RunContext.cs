@@ -26,6 +26,27 @@ internal sealed class RunContext
         lock (_lock) _sections.Add((title, markdown));
     }
 
+    private readonly List<(string Name, Func<ScottPlot.Plot> Draw)> _charts = [];
+
+    /// <summary>Extra charts (W8's runs per flush), each saved beside the report as <c>{report}-{name}.svg</c>.</summary>
+    public IReadOnlyList<(string Name, Func<ScottPlot.Plot> Draw)> Charts
+    {
+        get
+        {
+            lock (_lock) return [.. _charts];
+        }
+    }
+
+    /// <summary>Adds a chart; returns the file name the report's markdown can link to.</summary>
+    public string AddChart(string name, Func<ScottPlot.Plot> draw)
+    {
+        lock (_lock) _charts.Add((name, draw));
+        return $"{ReportName}-{name}.svg";
+    }
+
+    /// <summary>The report's file name without its extension ("latest" or "latest-partial"), set by the runner.</summary>
+    public string ReportName { get; init; } = "latest-partial";
+
     public RunContext(WorkloadCounts counts, string runDirectory, bool keepDirectories, TextWriter progress)
     {
         Counts = counts;

@@ -298,10 +298,20 @@ internal sealed class Flusher : IDisposable
             CountType(buffer, ref leaves, ref branches, ref overflows);
         }
         int runs;
+        long gapPages = 0;
         try
         {
             _env.DataFile.EnsurePageCount(end);
-            runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
+            var mapping = _env.DataFile.AcquireMapping();
+            try
+            {
+                gapPages = FillGaps(mapping);
+                runs = _pages.Count == 0 ? 0 : _env.DataFile.WriteSorted(_pages);
+            }
+            finally
+            {
+                mapping.Release();
+            }
         }
         catch (StorageFullException)
         {
@@ -319,6 +329,7 @@ internal sealed class Flusher : IDisposable
         }
         _retryRecord = null;
         _retryAfterTimestamp = 0;
+        bytes += gapPages * PageLayout.PageSizeBytes;
 
         _removed.Clear();
         _env.PageTable.RemoveUpTo(upTo, _collected, _removed);
@@ -342,6 +353,7 @@ internal sealed class Flusher : IDisposable
             LeafPages = leaves,
             BranchPages = branches,
             OverflowPages = overflows,
+            GapPagesWritten = gapPages,
             Duration = Stopwatch.GetElapsedTime(started),
         });
     }
@@ -385,6 +397,59 @@ internal sealed class Flusher : IDisposable
             }
             if (!collected[i].Dropped && end <= nextPageNumber) _pages.Add((collected[i].PageNumber, collected[i].Buffer));
         }
+    }
+
+    private readonly List<(long PageNumber, ScratchBuffer Buffer)> _withGaps = [];
+
+    /// <summary>
+    /// The seek cost model (<see cref="StorageOptions.FlushGapFillBytes"/>): between two runs of pages to write, a gap of
+    /// clean pages short enough, in the page cache, and not given back to the file system, is written back unchanged from
+    /// the map (which holds exactly what the file holds: only this thread writes it), so the two runs become one write.
+    /// Returns the clean pages added.
+    /// </summary>
+    private unsafe long FillGaps(DataFileMapping mapping)
+    {
+        var maxGap = _env.Options.FlushGapFillBytes / PageLayout.PageSizeBytes;
+        if (maxGap <= 0 || _pages.Count < 2 || !Platform.Posix.IsSupported) return 0;
+        _withGaps.Clear();
+        long filled = 0;
+        for (var i = 0; i < _pages.Count; i++)
+        {
+            _withGaps.Add(_pages[i]);
+            if (i + 1 == _pages.Count) break;
+            var gapStart = _pages[i].PageNumber + _pages[i].Buffer.PageCount;
+            var gap = _pages[i + 1].PageNumber - gapStart;
+            if (gap <= 0 || gap > maxGap || gapStart + gap > mapping.PageCount || _env.DataFile.IsHole(gapStart, gap)) continue;
+            var pointer = mapping.PagePointer(gapStart);
+            if (!Resident(pointer, gap * PageLayout.PageSizeBytes)) continue;
+            _withGaps.Add((gapStart, ScratchBuffer.ViewOf(pointer, (int)gap)));
+            filled += gap;
+        }
+        if (filled == 0) return 0;
+        _pages.Clear();
+        _pages.AddRange(_withGaps);
+        _withGaps.Clear();
+        return filled;
+    }
+
+    /// <summary>Whether the range is in the page cache (mincore): writing back a page that is not would read it first.</summary>
+    private static unsafe bool Resident(byte* pointer, long lengthBytes)
+    {
+        const int osPage = 4096;
+        var start = (byte*)((nuint)pointer & ~(nuint)(osPage - 1));
+        var length = (nuint)(pointer + lengthBytes - start);
+        var pages = (int)((length + osPage - 1) / osPage);
+        Span<byte> vector = stackalloc byte[Math.Min(pages, 256)];
+        if (pages > vector.Length) return false;
+        fixed (byte* v = vector)
+        {
+            if (Platform.Posix.MinCore(start, length, v) != 0) return false;
+        }
+        foreach (var b in vector)
+        {
+            if ((b & 1) == 0) return false;
+        }
+        return true;
     }
 
     private static unsafe void CountType(ScratchBuffer buffer, ref long leaves, ref long branches, ref long overflows)

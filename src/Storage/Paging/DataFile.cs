@@ -374,6 +374,7 @@ internal sealed unsafe class DataFile : IDisposable
 #if DEBUG
         for (var i = 0; i < pages.Count; i++)
         {
+            if (pages[i].Buffer.IsView) continue;
             var header = (PageHeader*)pages[i].Buffer.Pointer;
             Debug.Assert(header->PageNumber == pages[i].PageNumber, "scratch page knows its own number");
             Debug.Assert(header->Checksum == Crc32C.ComputePage(pages[i].Buffer.Pointer, pages[i].Buffer.SizeBytes), "the commit stamped the page's checksum");

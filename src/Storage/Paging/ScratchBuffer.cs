@@ -37,6 +37,22 @@ internal sealed unsafe class ScratchBuffer
         Arena = arena;
     }
 
+    private ScratchBuffer(byte* mappedPages, int pageCount, bool view)
+    {
+        PageCount = pageCount;
+        Pointer = mappedPages;
+        IsView = view;
+    }
+
+    /// <summary>
+    /// A view of pages of the data file's map: clean pages the flusher writes back unchanged to join two runs into one
+    /// write. It owns nothing; its pages carry whatever checksum the file holds.
+    /// </summary>
+    public static ScratchBuffer ViewOf(byte* mappedPages, int pageCount) => new(mappedPages, pageCount, view: true);
+
+    /// <summary>Whether this is a view of the data file's map (<see cref="ViewOf"/>).</summary>
+    public bool IsView { get; }
+
     /// <summary>The scratch file the page lives in; null for native memory.</summary>
     public ScratchFile? File { get; }
 
@@ -61,7 +77,7 @@ internal sealed unsafe class ScratchBuffer
     public void Release()
     {
         if (Pointer == null) return;
-        if (File is null && Arena is null) NativeMemory.AlignedFree(Pointer);
+        if (File is null && Arena is null && !IsView) NativeMemory.AlignedFree(Pointer);
         Pointer = null;
     }
 }
