@@ -242,7 +242,9 @@ internal static class FileIo
         {
             var status = PalNative.FilePunchHole(handle, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
             if (status == PalNative.StatusOk) return true;
-            if (status == PalNative.StatusUnsupported || (status == PalNative.StatusSystem && err is 95 or 22 or 38)) return false;
+            // EOPNOTSUPP, EINVAL, ENOSYS; on Windows ERROR_INVALID_FUNCTION and ERROR_NOT_SUPPORTED (a file system without sparse files).
+            var unsupported = OperatingSystem.IsWindows() ? err is 1 or 50 : err is 95 or 22 or 38;
+            if (status == PalNative.StatusUnsupported || (status == PalNative.StatusSystem && unsupported)) return false;
             throw Pal.Error(status, err, "free space in", path);
         }
         if (!Posix.IsSupported) return false;
