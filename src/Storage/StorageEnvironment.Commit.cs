@@ -310,6 +310,7 @@ public sealed partial class StorageEnvironment
                 // Everything committed is in the journal; the next open replays it.
                 Poison(e);
             }
+            if (_poison is null) MoveJournalToSmallFile();
             if (_poison is null)
             {
                 try
@@ -329,6 +330,27 @@ public sealed partial class StorageEnvironment
     }
 
     private const int DisposeWriterWaitMs = 10_000;
+
+    /// <summary>
+    /// At a clean close with everything synced, when the journal's files take more than their share of the data file:
+    /// the journal goes on in a new file of the smallest size, and the data file's header names it, so the large
+    /// current file is retired (see <see cref="JournalWriter.StartSmallFile"/>). On failure nothing is lost: the header
+    /// still names the file it named, which holds what it held (at most a marker naming the new file was added).
+    /// </summary>
+    private void MoveJournalToSmallFile()
+    {
+        var last = CurrentState.TransactionId;
+        if (Journal.TotalBytes <= DataFile.PageCount * PageLayout.PageSizeBytes / ClosedJournalShare || !_flusher.IsSyncedThrough(last)) return;
+        try
+        {
+            var (number, offset) = Journal.StartSmallFile(last + 1);
+            _flusher.MoveJournalStart(last, number, offset);
+        }
+        catch (Exception e) when (e is StorageException or IOException)
+        {
+            // The header names the file it named, whose entries are all in the data file: the next open continues there.
+        }
+    }
 
     /// <summary>A closed environment keeps spare journal files only while the journal stays within this share (1/n) of the data file.</summary>
     private const int ClosedJournalShare = 4;

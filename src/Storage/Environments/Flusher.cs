@@ -486,6 +486,32 @@ internal sealed class Flusher : IDisposable
         _env.Journal.Retire(record.JournalFileNumber);
     }
 
+    /// <summary>
+    /// At a clean close, when the synced state is the last committed one: writes a header that says the journal goes on
+    /// at <paramref name="fileNumber"/> (a new, empty file), then retires the files before it. False when not everything
+    /// is synced (a reader held the flush back), and nothing changes.
+    /// </summary>
+    public bool MoveJournalStart(long lastTransactionId, long fileNumber, long offsetBytes)
+    {
+        lock (_flushLock)
+        {
+            if (_flushedRecord is not { } record || record.TransactionId != _syncedUpTo || record.TransactionId != lastTransactionId) return false;
+            var moved = record with { JournalFileNumber = fileNumber, JournalEndOffsetBytes = offsetBytes };
+            _headerSequence++;
+            FileHeaderIo.Write(_env.DataFile, FileHeader.Synced(_env.EnvironmentId, _headerSequence, moved));
+            _env.DataFile.Sync();
+            _flushedRecord = moved;
+            _env.Journal.Retire(fileNumber);
+            return true;
+        }
+    }
+
+    /// <summary>Whether everything up to <paramref name="lastTransactionId"/> is synced to the data file.</summary>
+    public bool IsSyncedThrough(long lastTransactionId)
+    {
+        lock (_flushLock) return _flushedRecord is { } record && record.TransactionId == _syncedUpTo && _syncedUpTo == lastTransactionId;
+    }
+
     /// <summary>Stops the thread; a last flush and sync is the caller's.</summary>
     public void Stop()
     {

@@ -22,6 +22,7 @@ internal sealed unsafe class JournalWriter : IDisposable
     private readonly IFaultInjector? _faults;
     private readonly PlatformIo _io;
     private readonly long _maxFileSizeBytes;
+    private readonly long _minFileSizeBytes;
     private readonly object _lock = new();
     private readonly List<JournalFile> _files = [];
     private const int MaxSpares = 2;
@@ -87,6 +88,7 @@ internal sealed unsafe class JournalWriter : IDisposable
         _io = io;
         _nextNumber = firstFreeFileNumber;
         _nextSizeBytes = minFileSizeBytes;
+        _minFileSizeBytes = minFileSizeBytes;
         _maxFileSizeBytes = maxFileSizeBytes;
         Waiters = new DurableWaiters(this);
         AdoptSpares();
@@ -130,6 +132,15 @@ internal sealed unsafe class JournalWriter : IDisposable
 
     /// <summary>Whether the current file was opened O_DIRECT.</summary>
     public bool IsDirect { get; private set; }
+
+    /// <summary>Bytes of the journal files in use and the spares.</summary>
+    public long TotalBytes
+    {
+        get
+        {
+            lock (_lock) return _files.Sum(file => file.SizeBytes) + _spares.Sum(file => file.SizeBytes);
+        }
+    }
 
     public int FileCount
     {
@@ -464,6 +475,33 @@ internal sealed unsafe class JournalWriter : IDisposable
             lock (_lock) _spares.Enqueue(file);
         }
         return retired.Count;
+    }
+
+    /// <summary>
+    /// At a clean close, with every entry in the synced data file: puts a new file of the smallest size into use for
+    /// <paramref name="firstTransactionId"/> (spares are deleted first, so none is taken instead), and ends the current
+    /// file with a marker naming it. Once the data file's header names the new file, the larger ones before it are
+    /// obsolete (<see cref="Retire"/>), so a closed environment does not keep a journal file as large as its busiest
+    /// times needed. A failure leaves the header naming the current file, which stays valid.
+    /// </summary>
+    public (long FileNumber, long OffsetBytes) StartSmallFile(long firstTransactionId)
+    {
+        WaitForSparePreparation();
+        lock (_ioLock)
+        {
+            ThrowIfFailed();
+            List<JournalFile> spares;
+            lock (_lock)
+            {
+                _nextSizeBytes = _minFileSizeBytes;
+                spares = [.. _spares];
+                _spares.Clear();
+            }
+            foreach (var spare in spares) spare.Delete(_faults);
+            Switch(0, firstTransactionId);
+            WritePendingEndMarker();
+            lock (_lock) return (_files[^1].Number, _position);
+        }
     }
 
     /// <summary>

@@ -51,6 +51,34 @@ public sealed class A_clean_close
         Assert.Equal(8_000, EnvHelpers.CountOf(reopened, "t"));
     }
 
+    [Fact]
+    public void Leaves_a_journal_file_of_the_smallest_size_not_the_largest_the_load_needed()
+    {
+        using var temp = new TempDirectory();
+        var options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 4 << 20 };
+        using (var env = StorageEnvironment.Open(temp.Path, options))
+        {
+            // The journal grows to 4 MiB files while the data stays at a few hundred KiB.
+            for (var round = 0; round < 60; round++) PutValues(env, 0, 100, fill: (byte)round);
+            Assert.True(Directory.GetFiles(Path.Combine(temp.Path, "Journals"), "*.journal").Max(f => new FileInfo(f).Length) >= options.MaxJournalFileSizeBytes,
+                "the journal reached its largest file size");
+        }
+        var journals = Directory.GetFiles(Path.Combine(temp.Path, "Journals"), "*.journal");
+        Assert.Single(journals);
+        Assert.Equal(options.MinJournalFileSizeBytes, new FileInfo(journals[0]).Length);
+        Assert.True(JournalBytes(temp.Path) <= Math.Max(DataFileBytes(temp.Path) / 4, 2 * options.MinJournalFileSizeBytes),
+            $"journal files take {JournalBytes(temp.Path)} bytes next to a data file of {DataFileBytes(temp.Path)}");
+        for (var reopen = 0; reopen < 2; reopen++)
+        {
+            using var env = StorageEnvironment.Open(temp.Path, options);
+            Assert.Equal(reopen == 0 ? 100 : 110, EnvHelpers.CountOf(env, "t"));
+            Assert.Equal(0, env.GetStats().Recovery.ReplayedTransactions);
+            PutValues(env, 100, 10, fill: (byte)reopen);
+        }
+        using var last = StorageEnvironment.Open(temp.Path, options);
+        Assert.Equal(110, EnvHelpers.CountOf(last, "t"));
+    }
+
     private static void ChurnUntilSpares(StorageEnvironment env, int distinctKeys)
     {
         for (int round = 0; round < 40; round++)
