@@ -59,7 +59,10 @@ internal sealed class SqliteEngineInstance : IEngineInstance
         }
     }
 
-    public void Commit(KeyValueBatch batch)
+    public void Commit(KeyValueBatch batch) => RunBatch(batch, _insert, withValues: true);
+
+    /// <summary>One transaction running <paramref name="statement"/> once per key of the batch (and value, <paramref name="withValues"/>).</summary>
+    private void RunBatch(KeyValueBatch batch, SqliteCommand statement, bool withValues)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         _begin.ExecuteNonQuery();
@@ -68,8 +71,8 @@ internal sealed class SqliteEngineInstance : IEngineInstance
             for (var i = 0; i < batch.Count; i++)
             {
                 batch.Key(i).CopyTo(_key);
-                batch.Value(i).CopyTo(_value);
-                _insert.ExecuteNonQuery();
+                if (withValues) batch.Value(i).CopyTo(_value);
+                statement.ExecuteNonQuery();
             }
             _commit.ExecuteNonQuery();
         }
@@ -84,21 +87,7 @@ internal sealed class SqliteEngineInstance : IEngineInstance
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
         _delete ??= Prepare(_connection, "DELETE FROM kv WHERE k = $k;", ("$k", _key));
-        _begin.ExecuteNonQuery();
-        try
-        {
-            for (var i = 0; i < batch.Count; i++)
-            {
-                batch.Key(i).CopyTo(_key);
-                _delete.ExecuteNonQuery();
-            }
-            _commit.ExecuteNonQuery();
-        }
-        catch
-        {
-            TryRollback();
-            throw;
-        }
+        RunBatch(batch, _delete, withValues: false);
     }
 
     private SqliteCommand? _delete;
