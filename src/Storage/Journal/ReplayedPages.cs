@@ -50,9 +50,15 @@ internal sealed unsafe class ReplayedPages : IDisposable
     public void Apply(in JournalEntryHeader entry, ReadOnlySpan<byte> payload, string path, long entryOffset, long previousNextPageNumber)
     {
         if (Environments.StateChecks.Problem(entry.NextPageNumber, entry.RootTree) is { } problem) ThrowBadRecord(path, entryOffset, -1, problem);
-        if (entry.NextPageNumber < previousNextPageNumber || entry.NextPageNumber - previousNextPageNumber > Environments.StateChecks.MaxGrowthPages(payload.Length))
+        if (entry.NextPageNumber - previousNextPageNumber > Environments.StateChecks.MaxGrowthPages(payload.Length))
         {
             ThrowBadRecord(path, entryOffset, -1, $"it moves the next page number from {previousNextPageNumber} to {entry.NextPageNumber}, more than its {payload.Length:N0} bytes of records can account for");
+        }
+        // The end moves down only over free pages at the end of the file (FreeSpaceMap.TrimTail), never into an earlier region.
+        if (entry.NextPageNumber < previousNextPageNumber
+            && entry.NextPageNumber < Allocation.FreeSpaceLayout.FirstUsablePage(Allocation.FreeSpaceLayout.RegionOf(previousNextPageNumber - 1)))
+        {
+            ThrowBadRecord(path, entryOffset, -1, $"it moves the next page number down from {previousNextPageNumber} to {entry.NextPageNumber}, past the start of the last region");
         }
         Validate(entry, payload, path, entryOffset);
         var position = 0;
