@@ -90,6 +90,9 @@ internal sealed class CheckReport
 
     public long LeakedPages { get; set; }
 
+    /// <summary>Bytes of the data file whose blocks were given back to the file system (holes; Linux only, else 0).</summary>
+    public long HoleBytes { get; set; }
+
     /// <summary>Problems left out of <see cref="Problems"/> once the cap was reached.</summary>
     public long ProblemsOmitted { get; set; }
 

@@ -107,6 +107,7 @@ internal sealed unsafe class EnvironmentChecker
             WalkTree(tree, header, null);
         }
         CompareFreeSpace(free, bitmapsOk);
+        CheckHoles();
         _progress?.Invoke(_nextPage, _nextPage);
         return _report;
     }
@@ -578,6 +579,51 @@ internal sealed unsafe class EnvironmentChecker
             }
             _report.Sections.Add(new SectionReport(s, firstPage, pages, count, largest));
         }
+    }
+
+    /// <summary>
+    /// Ranges of the data file whose blocks were given back to the file system (holes, found with SEEK_HOLE and SEEK_DATA
+    /// on Linux) must hold only free pages: a page in use there (reached by a tree, or a header or bitmap) reads as
+    /// zeros. A page whose current version the journal holds is not read from the file and may lie in one.
+    /// </summary>
+    private void CheckHoles()
+    {
+        if (!Platform.Posix.IsSupported || _snapshot.DataHandle.IsInvalid) return;
+        var fd = _snapshot.DataHandle.DangerousGetHandle();
+        var length = _snapshot.FilePageCount * PageSize;
+        var inHoles = new RunCollector(this, "hole", "in use, but the data file has no blocks there (they read as zeros)", free: true);
+        long position = 0;
+        while (position < length)
+        {
+            var hole = Platform.Posix.LSeek(fd, position, Platform.Posix.SeekHole);
+            if (hole < 0 || hole >= length) break;
+            var data = Platform.Posix.LSeek(fd, hole, Platform.Posix.SeekData);
+            if (data < 0 || data > length) data = length;
+            var end = Math.Min(data / PageSize, _nextPage);
+            for (var page = (hole + PageSize - 1) / PageSize; page < end; page++)
+            {
+                if (IsSeen(page) && !_snapshot.IsFromJournal(page)) inHoles.Add(page);
+            }
+            position = Math.Max(data, hole + 1);
+        }
+        inHoles.Flush();
+        _report.HoleBytes = HoleBytes(fd, length);
+    }
+
+    /// <summary>Bytes of the file in holes.</summary>
+    private static long HoleBytes(nint fd, long length)
+    {
+        long total = 0, position = 0;
+        while (position < length)
+        {
+            var hole = Platform.Posix.LSeek(fd, position, Platform.Posix.SeekHole);
+            if (hole < 0 || hole >= length) break;
+            var data = Platform.Posix.LSeek(fd, hole, Platform.Posix.SeekData);
+            if (data < 0 || data > length) data = length;
+            total += data - hole;
+            position = Math.Max(data, hole + 1);
+        }
+        return total;
     }
 
     /// <summary>Gathers consecutive pages with the same finding into one problem.</summary>

@@ -247,6 +247,9 @@ internal sealed class EnvironmentSnapshot : IDisposable
         return true;
     }
 
+    /// <summary>The data file, open for reading.</summary>
+    public SafeFileHandle DataHandle => _handle;
+
     /// <summary>Whether the page's current version came from the journal (not yet in the data file).</summary>
     public bool IsFromJournal(long pageNumber) => _replayed?.Contains(pageNumber) == true;
 

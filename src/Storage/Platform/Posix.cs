@@ -56,6 +56,16 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "fallocate", SetLastError = true)]
     public static partial int FAllocate(nint fd, int mode, long offset, long length);
 
+    /// <summary>lseek whence: the next offset at or after the given one that holds data.</summary>
+    public const int SeekData = 3;
+
+    /// <summary>lseek whence: the next offset at or after the given one in a hole (the end of the file counts as one).</summary>
+    public const int SeekHole = 4;
+
+    /// <summary>lseek(2); returns the offset, or -1 with errno set (ENXIO past the last data for SEEK_DATA).</summary>
+    [LibraryImport(LibC, EntryPoint = "lseek", SetLastError = true)]
+    public static partial long LSeek(nint fd, long offset, int whence);
+
     /// <summary>POSIX_FADV_RANDOM: reads of the file get no read-ahead beyond what they ask for.</summary>
     public const int FileAdviseRandom = 1;
 

@@ -123,6 +123,10 @@ public sealed class Space_given_back
             Assert.Equal(length, new FileInfo(dataFile).Length);
             Assert.True(afterDelete < allocated - (allocated / 4), $"{afterDelete:N0} bytes on disk after deleting half, {allocated:N0} before");
             Assert.True(env.GetStats().SpaceGivenBackBytes > 0);
+            // The checker, on the live directory: the holes hold only free pages.
+            var live = EnvironmentChecker.Check(temp.Path);
+            Assert.Empty(live.Problems);
+            Assert.True(live.HoleBytes >= env.GetStats().SpaceGivenBackBytes / 2, $"{live.HoleBytes:N0} bytes in holes");
 
             // The punched pages are taken again (their blocks reserved anew), across a crash that loses the data file's
             // unsynced state, and all reads back.
@@ -140,6 +144,28 @@ public sealed class Space_given_back
         {
             env.Dispose();
         }
+    }
+
+    [Fact]
+    public void The_checker_reports_a_page_in_use_whose_blocks_were_given_back()
+    {
+        if (!Disk.CanMeasure)
+        {
+            Console.WriteLine("Skipped: holes are found with SEEK_HOLE, on Linux");
+            return;
+        }
+        using var temp = new TempDirectory("space-hole-check");
+        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small)) Fill(env, 0, 5_000, valueSize: 100);
+        var before = EnvironmentChecker.Check(temp.Path, collectPages: true);
+        Assert.Empty(before.Problems);
+        var leaf = Array.FindIndex(before.Pages!, info => info.Kind == PageKind.Leaf);
+        Assert.True(leaf > 0);
+        using (var handle = File.OpenHandle(Path.Combine(temp.Path, "data.storage"), FileMode.Open, FileAccess.ReadWrite))
+        {
+            Assert.Equal(0, Storage.Platform.Posix.FAllocate(handle.DangerousGetHandle(), Storage.Platform.Posix.FallocatePunchHole, (long)leaf * 8192, 8192));
+        }
+        var after = EnvironmentChecker.Check(temp.Path);
+        Assert.Contains(after.Problems, p => p.Kind == "hole" && p.PageNumber == leaf);
     }
 
     /// <summary>

@@ -27,6 +27,7 @@ internal static class CheckCommand
                 reachablePages = report.ReachablePages,
                 freePages = report.FreePages,
                 leakedPages = report.LeakedPages,
+                holeBytes = report.HoleBytes,
                 trees = report.Trees.Count - 1,
                 errors = report.ErrorCount,
                 problemsOmitted = report.ProblemsOmitted,
@@ -44,7 +45,7 @@ internal static class CheckCommand
             return report.IsConsistent ? Cli.Ok : Cli.Problems;
         }
         output.WriteLine($"checked {Path.GetFullPath(directory)}: transaction {report.TransactionId}, {Output.N(report.PagesInUseOrFree)} pages " +
-            $"({Output.N(report.ReservedPages)} reserved, {Output.N(report.ReachablePages)} in trees, {Output.N(report.FreePages)} free, {Output.N(report.LeakedPages)} leaked), {Math.Max(0, report.Trees.Count - 1)} trees");
+            $"({Output.N(report.ReservedPages)} reserved, {Output.N(report.ReachablePages)} in trees, {Output.N(report.FreePages)} free, {Output.N(report.LeakedPages)} leaked), {Math.Max(0, report.Trees.Count - 1)} trees{(report.HoleBytes > 0 ? $", {Output.Bytes(report.HoleBytes)} given back to the file system" : "")}");
         foreach (var problem in report.Problems) output.WriteLine(problem.ToString());
         if (report.ProblemsOmitted > 0) output.WriteLine($"... and {Output.N(report.ProblemsOmitted)} more problems");
         output.WriteLine(report.IsConsistent ? "consistent" : $"NOT consistent: {Output.N(report.ErrorCount)} error{(report.ErrorCount == 1 ? "" : "s")}");
