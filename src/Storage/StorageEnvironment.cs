@@ -46,6 +46,7 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         DirectoryPath = directory;
         Options = options;
+        WriterWorkspace.FillSiblingsBeforeSplit = options.FillSiblingsBeforeSplit;
         _lockHandle = lockHandle;
         DataFile = dataFile;
         // The directory lock is held: a scratch file of this environment is a crash's leftover.

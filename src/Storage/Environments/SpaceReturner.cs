@@ -53,10 +53,10 @@ internal sealed unsafe class SpaceReturner
     /// free runs of the bitmaps flushed since the last time (all of them the first time, and after compaction).
     /// </summary>
     /// <param name="synced">The state just synced; the data file holds exactly it.</param>
-    /// <param name="writerHeld">The caller holds the write lock already (closing the environment).</param>
+    /// <param name="writerHeld">The caller holds the write lock already (closing the environment): the file is cut to what it needs.</param>
     public void AfterSync(in CommitRecord synced, bool writerHeld)
     {
-        CutBytes += _env.DataFile.TryShrink(synced.NextPageNumber);
+        CutBytes += _env.DataFile.TryShrink(synced.NextPageNumber, closing: writerHeld);
         if (_bitmapsChanged.Count == 0 && !_scanAll) return;
         if (!_env.DataFile.CanPunch)
         {

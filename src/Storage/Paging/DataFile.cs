@@ -97,8 +97,9 @@ internal sealed unsafe class DataFile : IDisposable
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
-            // An eighth at a time: few remaps, and at most an eighth of the file unused at the end.
-            var growth = Math.Clamp(current / 8, MinGrowthBytes, MaxGrowthBytes);
+            // A sixteenth at a time: few remaps (about 40 to grow tenfold), and at most a sixteenth of the file reserved
+            // unused at the end.
+            var growth = Math.Clamp(current / 16, MinGrowthBytes, MaxGrowthBytes);
             var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try
@@ -153,16 +154,17 @@ internal sealed unsafe class DataFile : IDisposable
     /// newest a commit asked for), rounded up to whole MiB, when a large share of it lies past that (the end of the file
     /// was given back). Called by the flusher after a sync, so no flush writes meanwhile; readers' maps of the longer file
     /// stay valid for the pages their snapshots use, which all lie below the cut. Best effort: a failure leaves the file
-    /// longer. Returns the bytes cut.
+    /// longer. Returns the bytes cut. At a clean close (<paramref name="closing"/>) any whole MiB past what is needed goes:
+    /// the room growth reserved ahead is reserved again when the environment next grows.
     /// </summary>
-    public long TryShrink(long syncedPageCount)
+    public long TryShrink(long syncedPageCount, bool closing = false)
     {
         lock (_growLock)
         {
             var current = _mapping.LengthBytes;
             var needed = Math.Max(syncedPageCount, _writerPageCount) * PageLayout.PageSizeBytes;
             var target = Math.Max(4L * PageLayout.PageSizeBytes, (needed + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
-            if (current - target < Math.Max(MinShrinkBytes, current / ShrinkShare)) return 0;
+            if (current <= target || (!closing && current - target < Math.Max(MinShrinkBytes, current / ShrinkShare))) return 0;
             try
             {
                 _faults?.BeforeResize(Path, target);

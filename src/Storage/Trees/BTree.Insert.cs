@@ -74,6 +74,10 @@ internal sealed unsafe partial class BTree
                 return;
             }
 
+            if (TryInsertIntoSibling(level, page, index, node, nodeSizeBytes))
+            {
+                return;
+            }
             long rightPageNumber = SplitAndInsert(level, page, index, node, nodeSizeBytes, out int separatorSizeBytes);
             var separator = new ReadOnlySpan<byte>(Workspace.SeparatorBuffer, 0, separatorSizeBytes);
             if (level == 0)

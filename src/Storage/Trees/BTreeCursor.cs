@@ -57,6 +57,9 @@ internal sealed unsafe class BTreeCursor
 
     public bool IsPositioned => _isPositioned;
 
+    /// <summary>The leaf page the cursor is on (for tests and inspection).</summary>
+    internal long LeafPageNumber => _leafPageNumber;
+
     /// <summary>
     /// The current key: in a write transaction the cursor's own copy, valid until the cursor moves; in a read
     /// transaction a view of the page, valid until the transaction ends.

@@ -70,6 +70,20 @@ internal readonly unsafe ref partial struct TreePage
         }
     }
 
+    /// <summary>
+    /// Gives branch node <paramref name="index"/> a new key in place, keeping its child, when the node does not grow
+    /// (what a shorter key leaves of the old node becomes a small hole); false, changing nothing, when it would.
+    /// </summary>
+    public bool TryReplaceBranchKeyInPlace(int index, ReadOnlySpan<byte> key)
+    {
+        Debug.Assert(IsBranch, "branch nodes have separator keys");
+        int offset = ReadNode(index, out _, out int nodeSizeBytes);
+        if (TreeNodeLayout.BranchNodeSize(key.Length) > nodeSizeBytes) return false;
+        var child = Unsafe.ReadUnaligned<BranchNodeHeader>(_page + offset).ChildPageNumber;
+        TreeNodeLayout.WriteBranchNode(_page + offset, key, child);
+        return true;
+    }
+
     public void SetChild(int index, long childPageNumber)
     {
         Debug.Assert(IsBranch, "only branch nodes have children");
@@ -136,6 +150,20 @@ internal readonly unsafe ref partial struct TreePage
         Debug.Assert((uint)count <= (uint)Count, "a page is truncated to fewer nodes");
         // Upper stays at or below every kept node, so the page is valid until CloseHoles raises it.
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + count * TreeNodeLayout.SlotSizeBytes);
+        CloseHoles();
+    }
+
+    /// <summary>
+    /// Drops the first <paramref name="count"/> nodes (nodes handed to a left sibling); the rest close the holes they
+    /// leave, as after <see cref="TruncateTo"/>.
+    /// </summary>
+    public void RemoveFirst(int count)
+    {
+        Debug.Assert((uint)count <= (uint)Count, "a page drops at most its nodes");
+        byte* slots = _page + PageLayout.HeaderSizeBytes;
+        int keptBytes = (Count - count) * TreeNodeLayout.SlotSizeBytes;
+        Buffer.MemoryCopy(slots + count * TreeNodeLayout.SlotSizeBytes, slots, keptBytes, keptBytes);
+        Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + keptBytes);
         CloseHoles();
     }
 

@@ -20,6 +20,9 @@ internal sealed class TreeWorkspace
     /// </summary>
     public TreePath Path { get; } = new();
 
+    /// <summary>Whether a full leaf hands nodes to a sibling with room before it splits (<see cref="StorageOptions.FillSiblingsBeforeSplit"/>).</summary>
+    public bool FillSiblingsBeforeSplit { get; set; } = true;
+
     /// <summary>Node sizes of a page being split (plus the node being inserted).</summary>
     public int[] SplitSizes { get; } = new int[TreeNodeLayout.MaxNodesPerSplit];
 }
