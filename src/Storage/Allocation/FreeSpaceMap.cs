@@ -14,7 +14,8 @@ namespace Storage.Allocation;
 /// sibling) takes the free page closest to it in the same section; otherwise single holes are used
 /// only in a section where at least <see cref="DenseSectionFreePages"/> have gathered, so scattered
 /// holes do not scatter the flush; otherwise the end of the file, which keeps writes contiguous.
-/// Runs of several pages take a contiguous free run in one bitmap page, or the end of the file.
+/// Runs of several pages take a contiguous free run in the section of the page they are asked near (an overflow value's
+/// leaf), else the first in one bitmap page, or the end of the file.
 /// Freed pages can be reused at once: a snapshot that still sees the old contents finds them in the
 /// page table or the data file, which the flusher never overwrites past the oldest snapshot.
 /// </remarks>
@@ -107,7 +108,7 @@ internal sealed unsafe class FreeSpaceMap
         }
         else
         {
-            var run = FindFreeRun(tx, count);
+            var run = FindFreeRun(tx, count, nearPageNumber);
             if (run >= 0)
             {
                 Take(tx, run, count);
@@ -272,10 +273,21 @@ internal sealed unsafe class FreeSpaceMap
     }
 
     /// <summary>A run of <paramref name="count"/> free pages inside one bitmap page, or -1.</summary>
-    private long FindFreeRun(IPageAllocationTarget tx, int count)
+    private long FindFreeRun(IPageAllocationTarget tx, int count, long nearPageNumber)
     {
         if (count > FreeSpaceLayout.BitsPerBitmapPage || TotalFreePages + PendingTotal() < count) return -1;
         const int sectionsPerBitmap = FreeSpaceLayout.SectionsPerBitmapPage;
+        // A run asked for near a page (an overflow value, near its leaf) first looks in that page's section, then on in
+        // its bitmap, so that the value is written in the same flush run as its leaf where there is room for it.
+        if (nearPageNumber >= 0 && nearPageNumber < tx.NextPageNumber)
+        {
+            var section = nearPageNumber / FreeSpaceLayout.PagesPerSection;
+            if (FreeIn(section) >= count)
+            {
+                var near = FindFreeRunFrom(tx, section, count);
+                if (near >= 0) return near;
+            }
+        }
         for (long s0 = 0; s0 < _freePerSection.Length; s0 += sectionsPerBitmap)
         {
             long free = 0;
