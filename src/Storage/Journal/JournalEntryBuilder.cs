@@ -53,6 +53,37 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         WriteRecordHeader(pageNumber, 1, kind, size);
     }
 
+    /// <summary>
+    /// Stamps a changed page (<paramref name="transactionId"/> and its checksum) and adds it as its diff against
+    /// <paramref name="baseline"/>, the version it was copied from, whose checksum must be right (it was checked when
+    /// read from the data file, or stamped by its commit). The checksum is worked out from the baseline's and the changed
+    /// bytes alone (<see cref="PageDiff.ChecksumOf"/>), not by reading the whole page again; a page changed so much that
+    /// it goes whole gets its checksum the plain way.
+    /// </summary>
+    public void AddStampedPage(long pageNumber, byte* current, byte* baseline, long transactionId)
+    {
+        var header = (PageHeader*)current;
+        header->TransactionId = transactionId;
+        var baselineChecksum = ((PageHeader*)baseline)->Checksum;
+        // Every byte of the field differs from the baseline's, so one run of the diff holds all of it.
+        header->Checksum = ~baselineChecksum;
+        _entry.EnsureCapacity(_position + JournalRecordHeader.SizeBytes + PageLayout.PageSizeBytes, _position);
+        var dataStart = _position + JournalRecordHeader.SizeBytes;
+        var data = _entry.Pointer + dataStart;
+        var size = PageDiff.Encode(current, baseline, new Span<byte>(data, PageLayout.PageSizeBytes), FullPageThresholdBytes);
+        if (size < 0)
+        {
+            header->Checksum = Crc32C.ComputePage(current, PageLayout.PageSizeBytes);
+            Buffer.MemoryCopy(current, data, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
+            WriteRecordHeader(pageNumber, 1, JournalRecordKind.Full, PageLayout.PageSizeBytes);
+            return;
+        }
+        var checksum = PageDiff.ChecksumOf(data, size, baseline, baselineChecksum);
+        header->Checksum = checksum;
+        if (!PageDiff.SetChecksum(data, size, checksum)) throw new InvalidOperationException("A page diff lacks the page's checksum field.");
+        WriteRecordHeader(pageNumber, 1, JournalRecordKind.Diff, size);
+    }
+
     /// <summary>Adds the leading <paramref name="usedBytes"/> of a run of pages (an overflow value); the rest of the run is zero.</summary>
     public void AddRun(long pageNumber, int pageCount, byte* data, long usedBytes)
     {
@@ -61,8 +92,19 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         WriteRecordHeader(pageNumber, pageCount, JournalRecordKind.Full, usedBytes);
     }
 
+    /// <summary>The kind and data of the record added last (for tests).</summary>
+    internal JournalRecordKind LastRecord(out ReadOnlySpan<byte> data)
+    {
+        var header = Unsafe.Read<JournalRecordHeader>(_entry.Pointer + _lastRecord);
+        data = new ReadOnlySpan<byte>(_entry.Pointer + _lastRecord + JournalRecordHeader.SizeBytes, checked((int)header.DataSizeBytes));
+        return header.Kind;
+    }
+
+    private long _lastRecord;
+
     private void WriteRecordHeader(long pageNumber, int pageCount, JournalRecordKind kind, long dataSizeBytes)
     {
+        _lastRecord = _position;
         Unsafe.Write(_entry.Pointer + _position, new JournalRecordHeader
         {
             PageNumber = pageNumber,

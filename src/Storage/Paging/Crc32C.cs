@@ -70,6 +70,38 @@ internal static unsafe class Crc32C
         return Finish(Append(state, page + rest, lengthBytes - rest));
     }
 
+    /// <summary>
+    /// The raw CRC state (no seed, no final inversion) of the bytes <paramref name="a"/>[i] ⊕ <paramref name="b"/>[i].
+    /// CRC32C with its seed and inversion is affine, so for two messages of one length
+    /// CRC(A) ⊕ CRC(B) = raw(A ⊕ B): a changed page's checksum follows from the old one and the bytes that changed.
+    /// </summary>
+    public static uint RawOfXor(byte* a, byte* b, int length)
+    {
+        uint state = 0;
+        var i = 0;
+        for (; i + 8 <= length; i += 8) state = BitOperations.Crc32C(state, Unsafe.ReadUnaligned<ulong>(a + i) ^ Unsafe.ReadUnaligned<ulong>(b + i));
+        for (; i < length; i++) state = BitOperations.Crc32C(state, (byte)(a[i] ^ b[i]));
+        return state;
+    }
+
+    /// <summary>The raw CRC state after <paramref name="zeroBytes"/> (at most a page) more zero bytes: state · x^(8 × n) mod P.</summary>
+    public static uint AppendZeros(uint state, int zeroBytes) => MultiplyModP(state, ZeroShifts.Table[zeroBytes]);
+
+    /// <summary>x^(8 × n) mod P for n from 0 to a page, built on first use (about half a millisecond).</summary>
+    private static class ZeroShifts
+    {
+        public static readonly uint[] Table = Build();
+
+        private static uint[] Build()
+        {
+            var table = new uint[PageLayout.PageSizeBytes + 1];
+            var byteShift = PowerOfX(8);
+            table[0] = 0x8000_0000; // x^0
+            for (var n = 1; n < table.Length; n++) table[n] = MultiplyModP(table[n - 1], byteShift);
+            return table;
+        }
+    }
+
     /// <summary>a · b mod P, both in reflected order (bit 31 is x^0).</summary>
     private static uint MultiplyModP(uint a, uint b)
     {

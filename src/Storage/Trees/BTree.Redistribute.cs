@@ -54,8 +54,7 @@ internal sealed unsafe partial class BTree
             bool right = rightFirst == (attempt == 0);
             int room = right ? rightRoom : leftRoom;
             if (room < MinSiblingRoomBytes) continue;
-            if (right ? TryMoveRight(parentLevel, childIndex, page, index, node, nodeSizeBytes, rightSibling, room)
-                      : TryMoveLeft(parentLevel, childIndex, page, index, node, nodeSizeBytes, leftSibling, room))
+            if (TryMove(parentLevel, childIndex, page, index, node, nodeSizeBytes, right ? rightSibling : leftSibling, room, toRight: right))
             {
                 return true;
             }
@@ -72,117 +71,73 @@ internal sealed unsafe partial class BTree
         return TreeNodeLayout.UsableBytes - sibling.ComputeUsedBytes();
     }
 
-    /// <summary>The last virtual nodes (the page with the node inserted) go to the front of the right sibling.</summary>
+    /// <summary>
+    /// Moves virtual nodes (the page's nodes with the new one inserted) into the sibling: the last ones to the front of
+    /// the right sibling, or the first ones to the end of the left sibling, as many as bring the two closest to equal.
+    /// </summary>
     [SkipLocalsInit]
-    private bool TryMoveRight(int parentLevel, int childIndex, TreePage page, int index, byte* node, int nodeSizeBytes, long siblingPageNumber, int siblingRoom)
+    private bool TryMove(int parentLevel, int childIndex, TreePage page, int index, byte* node, int nodeSizeBytes, long siblingPageNumber, int siblingRoom, bool toRight)
     {
         int virtualCount = page.Count + 1;
         int total = VirtualSizes(page, index, node, nodeSizeBytes);
-        var sizes = Workspace.SplitSizes;
-        int siblingUsed = TreeNodeLayout.UsableBytes - siblingRoom;
-        // cut: virtual nodes [0, cut) stay, [cut, count) move; the cut that brings the two closest to equal.
-        int best = -1, bestDifference = int.MaxValue, moved = 0;
-        for (int cut = virtualCount - 1; cut >= 1; cut--)
-        {
-            moved += sizes[cut];
-            int stay = total - moved;
-            if (siblingUsed + moved > TreeNodeLayout.UsableBytes) break;
-            if (stay > TreeNodeLayout.UsableBytes) continue;
-            int difference = Math.Abs(stay - (siblingUsed + moved));
-            if (difference < bestDifference)
-            {
-                best = cut;
-                bestDifference = difference;
-            }
-        }
-        if (best < 0) return false;
+        // Virtual nodes [0, cut) end up on the left page of the pair, [cut, count) on the right one.
+        int cut = ChooseCut(virtualCount, total, TreeNodeLayout.UsableBytes - siblingRoom, toRight);
+        if (cut < 0) return false;
 
         byte* copy = stackalloc byte[PageLayout.PageSizeBytes];
         Buffer.MemoryCopy(page.Pointer, copy, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
         var source = TreePage.Open(copy, page.PageNumber);
-        if (!TryReplaceSeparator(parentLevel, childIndex + 1, VirtualKey(source, index, node, best - 1), VirtualKey(source, index, node, best)))
+        // The separator between the pair is the right page's key in the parent.
+        if (!TryReplaceSeparator(parentLevel, toRight ? childIndex + 1 : childIndex, VirtualKey(source, index, node, cut - 1), VirtualKey(source, index, node, cut)))
         {
             return false;
         }
 
-        int movedBytes = 0;
-        for (int v = best; v < virtualCount; v++) movedBytes += sizes[v];
-        var sibling = ModifyPage(siblingPageNumber);
-        MakeGap(sibling, movedBytes);
-        for (int v = best; v < virtualCount; v++)
-        {
-            byte* virtualNode = VirtualNode(source, index, node, nodeSizeBytes, v, out int virtualSizeBytes);
-            sibling.InsertNode(v - best, virtualNode, virtualSizeBytes);
-        }
-
-        var left = ModifyPage(page.PageNumber);
-        if (index < best)
-        {
-            left.TruncateTo(best - 1);
-            left.InsertWhereItFits(index, node, nodeSizeBytes);
-        }
-        else
-        {
-            left.TruncateTo(best);
-        }
-        return true;
-    }
-
-    /// <summary>The first virtual nodes go to the end of the left sibling.</summary>
-    [SkipLocalsInit]
-    private bool TryMoveLeft(int parentLevel, int childIndex, TreePage page, int index, byte* node, int nodeSizeBytes, long siblingPageNumber, int siblingRoom)
-    {
-        int virtualCount = page.Count + 1;
-        int total = VirtualSizes(page, index, node, nodeSizeBytes);
+        int from = toRight ? cut : 0, to = toRight ? virtualCount : cut;
         var sizes = Workspace.SplitSizes;
-        int siblingUsed = TreeNodeLayout.UsableBytes - siblingRoom;
-        // cut: virtual nodes [0, cut) move, [cut, count) stay.
-        int best = -1, bestDifference = int.MaxValue, moved = 0;
-        for (int cut = 1; cut < virtualCount; cut++)
-        {
-            moved += sizes[cut - 1];
-            int stay = total - moved;
-            if (siblingUsed + moved > TreeNodeLayout.UsableBytes) break;
-            if (stay > TreeNodeLayout.UsableBytes) continue;
-            int difference = Math.Abs(stay - (siblingUsed + moved));
-            if (difference < bestDifference)
-            {
-                best = cut;
-                bestDifference = difference;
-            }
-        }
-        if (best < 0) return false;
-
-        byte* copy = stackalloc byte[PageLayout.PageSizeBytes];
-        Buffer.MemoryCopy(page.Pointer, copy, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-        var source = TreePage.Open(copy, page.PageNumber);
-        if (!TryReplaceSeparator(parentLevel, childIndex, VirtualKey(source, index, node, best - 1), VirtualKey(source, index, node, best)))
-        {
-            return false;
-        }
-
         int movedBytes = 0;
-        for (int v = 0; v < best; v++) movedBytes += sizes[v];
+        for (int v = from; v < to; v++) movedBytes += sizes[v];
         var sibling = ModifyPage(siblingPageNumber);
         MakeGap(sibling, movedBytes);
-        for (int v = 0; v < best; v++)
+        int at = toRight ? 0 : sibling.Count;
+        for (int v = from; v < to; v++)
         {
             byte* virtualNode = VirtualNode(source, index, node, nodeSizeBytes, v, out int virtualSizeBytes);
-            sibling.InsertNode(sibling.Count, virtualNode, virtualSizeBytes);
+            sibling.InsertNode(at++, virtualNode, virtualSizeBytes);
         }
 
         var rest = ModifyPage(page.PageNumber);
-        if (index < best)
-        {
-            // The new node went left with the first best - 1 of the page's own nodes.
-            rest.RemoveFirst(best - 1);
-        }
-        else
-        {
-            rest.RemoveFirst(best);
-            rest.InsertWhereItFits(index - best, node, nodeSizeBytes);
-        }
+        bool newNodeMoved = toRight ? index >= cut : index < cut;
+        int ownMoved = to - from - (newNodeMoved ? 1 : 0);
+        if (toRight) rest.TruncateTo(rest.Count - ownMoved);
+        else rest.RemoveFirst(ownMoved);
+        if (!newNodeMoved) rest.InsertWhereItFits(toRight ? index : index - cut, node, nodeSizeBytes);
         return true;
+    }
+
+    /// <summary>
+    /// The cut (virtual nodes [0, cut) on the left page) that leaves the page and its sibling closest to equal, both
+    /// within a page, with at least one node moved; -1 when there is none.
+    /// </summary>
+    private int ChooseCut(int virtualCount, int total, int siblingUsed, bool toRight)
+    {
+        var sizes = Workspace.SplitSizes;
+        int best = -1, bestDifference = int.MaxValue, moved = 0;
+        for (int step = 1; step < virtualCount; step++)
+        {
+            int cut = toRight ? virtualCount - step : step;
+            moved += sizes[toRight ? cut : cut - 1];
+            int stay = total - moved;
+            if (siblingUsed + moved > TreeNodeLayout.UsableBytes) break;
+            if (stay > TreeNodeLayout.UsableBytes) continue;
+            int difference = Math.Abs(stay - (siblingUsed + moved));
+            if (difference < bestDifference)
+            {
+                best = cut;
+                bestDifference = difference;
+            }
+        }
+        return best;
     }
 
     /// <summary>Fills <see cref="TreeWorkspace.SplitSizes"/> with the virtual nodes' sizes (with their offsets); returns their total.</summary>
