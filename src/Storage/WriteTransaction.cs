@@ -45,7 +45,8 @@ public sealed class WriteTransaction : Transaction
         try
         {
             RootState.LastTreeId++;
-            var state = BTree.Create(Pages, checked((int)RootState.LastTreeId));
+            // The new root goes near the tree of names' root, which this commit changes too (the name goes in).
+            var state = BTree.Create(Pages, checked((int)RootState.LastTreeId), RootState.RootPage);
             state.IsDirty = true;
             var tree = new Tree(this, name, state);
             _trees[name] = tree;

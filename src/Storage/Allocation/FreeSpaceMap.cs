@@ -11,7 +11,7 @@ namespace Storage.Allocation;
 /// </summary>
 /// <remarks>
 /// Policy, chosen for what it does to the next flush: a page requested near another (a split's new
-/// sibling) takes the free page closest to it in the same section; otherwise single holes are used
+/// sibling, a new tree's root near the tree of names' root) takes the free page closest to it in the same section; otherwise single holes are used
 /// only in a section where at least <see cref="DenseSectionFreePages"/> have gathered, so scattered
 /// holes do not scatter the flush; otherwise the end of the file, which keeps writes contiguous.
 /// Runs of several pages take a contiguous free run in the section of the page they are asked near (an overflow value's

@@ -43,10 +43,10 @@ internal sealed unsafe partial class BTree
     internal ITreePageStore Store => _store;
 
     /// <summary>Allocates the empty root leaf of a new tree and returns the tree's state.</summary>
-    public static TreeState Create(ITreePageStore store, int treeId)
+    public static TreeState Create(ITreePageStore store, int treeId, long nearPageNumber = -1)
     {
         ArgumentNullException.ThrowIfNull(store);
-        long pageNumber = store.AllocatePages(1, -1, out byte* page);
+        long pageNumber = store.AllocatePages(1, nearPageNumber, out byte* page);
         TreePage.Reset(page, pageNumber, PageFlags.Leaf, treeId);
         return new TreeState
         {

@@ -43,6 +43,32 @@ public sealed class Allocation
         Assert.Equal(leaf / FreeSpaceLayout.PagesPerSection, run / FreeSpaceLayout.PagesPerSection);
     }
 
+    [Fact]
+    public void A_new_tree_takes_a_free_page_near_the_tree_of_names_before_a_denser_section_further_on()
+    {
+        using var temp = new TempDirectory("alloc-new-tree");
+        var big = new byte[36_000]; // a run of 5 pages
+        new Random(4).NextBytes(big);
+        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small))
+        {
+            Put(env, "low", 20, big);
+            Put(env, "filler", 900, big);
+            Put(env, "far", 20, big);
+            Put(env, "tail", 2, big);
+            // Five pages free near the start (too few to make a section dense), a hundred in a section far on.
+            Delete(env, "low", 1);
+            Delete(env, "far", 20);
+            using var tx = env.BeginWrite();
+            tx.CreateTree("new");
+            tx.Commit();
+        }
+        var report = EnvironmentChecker.Check(temp.Path);
+        Assert.Empty(report.Problems);
+        var names = report.Trees.Single(t => t.Name is null).RootPage;
+        var root = report.Trees.Single(t => t.Name == "new").RootPage;
+        Assert.Equal(names / FreeSpaceLayout.PagesPerSection, root / FreeSpaceLayout.PagesPerSection);
+    }
+
     private static void Put(StorageEnvironment env, string name, int count, byte[] value)
     {
         for (var start = 0; start < count; start += 100)
