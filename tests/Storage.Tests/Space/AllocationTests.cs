@@ -11,14 +11,10 @@ public sealed class Allocation
     public void An_overflow_value_takes_a_free_run_in_its_leafs_section_before_one_lower_in_the_file()
     {
         using var temp = new TempDirectory("alloc-near");
-        var big = new byte[36_000]; // a run of 5 pages
-        new Random(3).NextBytes(big);
+        var big = FivePageValue(3);
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small))
         {
-            Put(env, "low", 20, big);
-            // 900 runs of 5 pages: the rest of the file lies more than two sections (16 MiB each) past "low".
-            Put(env, "filler", 900, big);
-            Put(env, "near", 20, big);
+            FillFarApart(env, big, "near");
             using (var tx = env.BeginWrite())
             {
                 var tree = tx.OpenOrCreateTree("t");
@@ -47,13 +43,10 @@ public sealed class Allocation
     public void A_new_tree_takes_a_free_page_near_the_tree_of_names_before_a_denser_section_further_on()
     {
         using var temp = new TempDirectory("alloc-new-tree");
-        var big = new byte[36_000]; // a run of 5 pages
-        new Random(4).NextBytes(big);
+        var big = FivePageValue(4);
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small))
         {
-            Put(env, "low", 20, big);
-            Put(env, "filler", 900, big);
-            Put(env, "far", 20, big);
+            FillFarApart(env, big, "far");
             Put(env, "tail", 2, big);
             // Five pages free near the start (too few to make a section dense), a hundred in a section far on.
             Delete(env, "low", 1);
@@ -67,6 +60,25 @@ public sealed class Allocation
         var names = report.Trees.Single(t => t.Name is null).RootPage;
         var root = report.Trees.Single(t => t.Name == "new").RootPage;
         Assert.Equal(names / FreeSpaceLayout.PagesPerSection, root / FreeSpaceLayout.PagesPerSection);
+    }
+
+    /// <summary>A value that takes an overflow run of 5 pages.</summary>
+    private static byte[] FivePageValue(int seed)
+    {
+        var value = new byte[36_000];
+        new Random(seed).NextBytes(value);
+        return value;
+    }
+
+    /// <summary>
+    /// 20 runs in tree "low" at the start of the file, then 900 runs (more than two sections of 16 MiB), then 20 runs
+    /// in tree <paramref name="far"/>.
+    /// </summary>
+    private static void FillFarApart(StorageEnvironment env, byte[] value, string far)
+    {
+        Put(env, "low", 20, value);
+        Put(env, "filler", 900, value);
+        Put(env, far, 20, value);
     }
 
     private static void Put(StorageEnvironment env, string name, int count, byte[] value)
