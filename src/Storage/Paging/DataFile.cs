@@ -97,9 +97,9 @@ internal sealed unsafe class DataFile : IDisposable
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
-            // A sixteenth at a time: few remaps (about 40 to grow tenfold), and at most a sixteenth of the file reserved
-            // unused at the end.
-            var growth = Math.Clamp(current / 16, MinGrowthBytes, MaxGrowthBytes);
+            // A thirty-second at a time: few remaps (about 75 to grow tenfold, each a reservation and a new map), and
+            // at most a thirty-second of the file reserved unused at the end.
+            var growth = Math.Clamp(current / 32, MinGrowthBytes, MaxGrowthBytes);
             var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try
