@@ -44,37 +44,32 @@ public sealed partial class StorageEnvironment
             // A page given back to the file system earlier gets its blocks again first (see SpaceReturner).
             if (page.IsNew && DataFile.MayHaveHoles && DataFile.IsHole(pageNumber, page.Buffer.PageCount)) DataFile.RefillHoles(pageNumber, page.Buffer.PageCount);
             var header = (PageHeader*)page.Buffer.Pointer;
-            if (!page.IsNew && page.Buffer.PageCount == 1 && (header->Flags & PageFlags.Overflow) == 0)
+            var isRun = page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0;
+            var stamped = stampStarted;
+            if (page.IsNew || isRun)
             {
-                // A changed page: stamped with a checksum worked out from its original's and the bytes that changed.
-                _entryBuilder.AddStampedPage(pageNumber, page.Buffer.Pointer, page.Original, transactionId);
-                var added = CommitProfile.Now();
-                diffTicks += added - stampStarted;
-                stampStarted = added;
-                if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
-                else if ((header->Flags & PageFlags.Branch) != 0) branches++;
-                else others++;
-                continue;
+                // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
+                DataFile.Stamp(page.Buffer, transactionId);
+                stamped = CommitProfile.Now();
+                checksumTicks += stamped - stampStarted;
             }
-            // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
-            DataFile.Stamp(page.Buffer, transactionId);
-            var stamped = CommitProfile.Now();
-            checksumTicks += stamped - stampStarted;
-            if (page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0)
+            if (isRun)
             {
                 var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
                 _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
-                stampStarted = CommitProfile.Now();
-                diffTicks += stampStarted - stamped;
                 overflows += page.Buffer.PageCount;
-                continue;
             }
-            _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
+            else
+            {
+                // A changed page is stamped with a checksum worked out from its original's and the bytes that changed.
+                if (page.IsNew) _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
+                else _entryBuilder.AddStampedPage(pageNumber, page.Buffer.Pointer, page.Original, transactionId);
+                if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
+                else if ((header->Flags & PageFlags.Branch) != 0) branches++;
+                else others++;
+            }
             stampStarted = CommitProfile.Now();
             diffTicks += stampStarted - stamped;
-            if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
-            else if ((header->Flags & PageFlags.Branch) != 0) branches++;
-            else others++;
         }
         var uncompressed = _entryBuilder.PayloadSizeBytes;
         if (uncompressed > Options.MaxTransactionPayloadBytes)

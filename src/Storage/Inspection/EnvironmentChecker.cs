@@ -592,13 +592,14 @@ internal sealed unsafe class EnvironmentChecker
         var fd = _snapshot.DataHandle.DangerousGetHandle();
         var length = _snapshot.FilePageCount * PageSize;
         var inHoles = new RunCollector(this, "hole", "in use, but the data file has no blocks there (they read as zeros)", free: true);
-        long position = 0;
+        long position = 0, holeBytes = 0;
         while (position < length)
         {
             var hole = Platform.Posix.LSeek(fd, position, Platform.Posix.SeekHole);
             if (hole < 0 || hole >= length) break;
             var data = Platform.Posix.LSeek(fd, hole, Platform.Posix.SeekData);
             if (data < 0 || data > length) data = length;
+            holeBytes += data - hole;
             var end = Math.Min(data / PageSize, _nextPage);
             for (var page = (hole + PageSize - 1) / PageSize; page < end; page++)
             {
@@ -607,23 +608,7 @@ internal sealed unsafe class EnvironmentChecker
             position = Math.Max(data, hole + 1);
         }
         inHoles.Flush();
-        _report.HoleBytes = HoleBytes(fd, length);
-    }
-
-    /// <summary>Bytes of the file in holes.</summary>
-    private static long HoleBytes(nint fd, long length)
-    {
-        long total = 0, position = 0;
-        while (position < length)
-        {
-            var hole = Platform.Posix.LSeek(fd, position, Platform.Posix.SeekHole);
-            if (hole < 0 || hole >= length) break;
-            var data = Platform.Posix.LSeek(fd, hole, Platform.Posix.SeekData);
-            if (data < 0 || data > length) data = length;
-            total += data - hole;
-            position = Math.Max(data, hole + 1);
-        }
-        return total;
+        _report.HoleBytes = holeBytes;
     }
 
     /// <summary>Gathers consecutive pages with the same finding into one problem.</summary>

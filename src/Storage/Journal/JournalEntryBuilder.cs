@@ -57,7 +57,7 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
     /// Stamps a changed page (<paramref name="transactionId"/> and its checksum) and adds it as its diff against
     /// <paramref name="baseline"/>, the version it was copied from, whose checksum must be right (it was checked when
     /// read from the data file, or stamped by its commit). The checksum is worked out from the baseline's and the changed
-    /// bytes alone (<see cref="PageDiff.ChecksumOf"/>), not by reading the whole page again; a page changed so much that
+    /// bytes alone (<see cref="PageDiff.StampChecksum"/>), not by reading the whole page again; a page changed so much that
     /// it goes whole gets its checksum the plain way.
     /// </summary>
     public void AddStampedPage(long pageNumber, byte* current, byte* baseline, long transactionId)
@@ -78,9 +78,7 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
             WriteRecordHeader(pageNumber, 1, JournalRecordKind.Full, PageLayout.PageSizeBytes);
             return;
         }
-        var checksum = PageDiff.ChecksumOf(data, size, baseline, baselineChecksum);
-        header->Checksum = checksum;
-        if (!PageDiff.SetChecksum(data, size, checksum)) throw new InvalidOperationException("A page diff lacks the page's checksum field.");
+        header->Checksum = PageDiff.StampChecksum(data, size, baseline, baselineChecksum);
         WriteRecordHeader(pageNumber, 1, JournalRecordKind.Diff, size);
     }
 

@@ -72,24 +72,30 @@ internal static unsafe class PageDiff
     /// <summary>
     /// The checksum of the page the runs of <paramref name="diff"/> make of <paramref name="baseline"/>, from the baseline's
     /// own (<paramref name="baselineChecksum"/>, which must be right) and the changed bytes alone, without reading the
-    /// rest of the page: the checksum covers the page but its checksum field, and CRC(new) = CRC(old) ⊕ raw(new ⊕ old),
-    /// where raw(new ⊕ old) sums each run's raw CRC shifted past the bytes that follow it.
+    /// rest of the page; it is also written into the run that holds the checksum field (one must: the caller made every
+    /// byte of the field differ). The checksum covers the page but its checksum field, and CRC(new) = CRC(old) ⊕
+    /// raw(new ⊕ old), where raw(new ⊕ old) sums each run's raw CRC shifted past the bytes that follow it.
     /// </summary>
-    public static uint ChecksumOf(byte* diff, int diffBytes, byte* baseline, uint baselineChecksum)
+    public static uint StampChecksum(byte* diff, int diffBytes, byte* baseline, uint baselineChecksum)
     {
         var delta = 0u;
+        byte* field = null;
         var i = 0;
         while (i < diffBytes)
         {
             int at = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(diff + i, RunHeaderSizeBytes));
             int length = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(diff + i + 2, 2));
             var data = diff + i + RunHeaderSizeBytes;
+            if (at <= ChecksumField && at + length >= ChecksumFieldEnd) field = data + (ChecksumField - at);
             // The part of the run before the checksum field, and the part after it.
             delta ^= ChecksumDelta(data, baseline, at, Math.Min(at + length, ChecksumField), at);
             delta ^= ChecksumDelta(data, baseline, Math.Max(at, ChecksumFieldEnd), at + length, at);
             i += RunHeaderSizeBytes + length;
         }
-        return baselineChecksum ^ delta;
+        if (field == null) throw new InvalidOperationException("A page diff lacks the page's checksum field.");
+        var checksum = baselineChecksum ^ delta;
+        BinaryPrimitives.WriteUInt32LittleEndian(new Span<byte>(field, PageHeader.ChecksumSizeBytes), checksum);
+        return checksum;
     }
 
     private const int ChecksumField = PageHeader.ChecksumOffset;
@@ -106,25 +112,6 @@ internal static unsafe class PageDiff
         var inMessage = start < ChecksumField ? start : start - PageHeader.ChecksumSizeBytes;
         var raw = Crc32C.RawOfXor(runData + (start - runStart), baseline + start, length);
         return Crc32C.AppendZeros(raw, ChecksummedBytes - inMessage - length);
-    }
-
-    /// <summary>Writes <paramref name="checksum"/> into the run of <paramref name="diff"/> that holds the page's checksum field; false when none does.</summary>
-    public static bool SetChecksum(byte* diff, int diffBytes, uint checksum)
-    {
-        var i = 0;
-        while (i < diffBytes)
-        {
-            int at = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(diff + i, RunHeaderSizeBytes));
-            int length = BinaryPrimitives.ReadUInt16LittleEndian(new ReadOnlySpan<byte>(diff + i + 2, 2));
-            if (at <= ChecksumField && at + length >= ChecksumFieldEnd)
-            {
-                BinaryPrimitives.WriteUInt32LittleEndian(new Span<byte>(diff + i + RunHeaderSizeBytes + (ChecksumField - at), PageHeader.ChecksumSizeBytes), checksum);
-                return true;
-            }
-            if (at > ChecksumField) return false;
-            i += RunHeaderSizeBytes + length;
-        }
-        return false;
     }
 
     /// <summary>Whether <paramref name="diff"/> is a sequence of runs that all lie inside a page.</summary>

@@ -58,7 +58,6 @@ internal sealed unsafe partial class BTree
             {
                 return true;
             }
-            parent = OpenPage(_path.Pages[parentLevel]);
         }
         return false;
     }
@@ -75,7 +74,6 @@ internal sealed unsafe partial class BTree
     /// Moves virtual nodes (the page's nodes with the new one inserted) into the sibling: the last ones to the front of
     /// the right sibling, or the first ones to the end of the left sibling, as many as bring the two closest to equal.
     /// </summary>
-    [SkipLocalsInit]
     private bool TryMove(int parentLevel, int childIndex, TreePage page, int index, byte* node, int nodeSizeBytes, long siblingPageNumber, int siblingRoom, bool toRight)
     {
         int virtualCount = page.Count + 1;
@@ -84,11 +82,9 @@ internal sealed unsafe partial class BTree
         int cut = ChooseCut(virtualCount, total, TreeNodeLayout.UsableBytes - siblingRoom, toRight);
         if (cut < 0) return false;
 
-        byte* copy = stackalloc byte[PageLayout.PageSizeBytes];
-        Buffer.MemoryCopy(page.Pointer, copy, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-        var source = TreePage.Open(copy, page.PageNumber);
+        // The page is read (keys, moved nodes) before anything changes it, so no copy of it is needed.
         // The separator between the pair is the right page's key in the parent.
-        if (!TryReplaceSeparator(parentLevel, toRight ? childIndex + 1 : childIndex, VirtualKey(source, index, node, cut - 1), VirtualKey(source, index, node, cut)))
+        if (!TryReplaceSeparator(parentLevel, toRight ? childIndex + 1 : childIndex, VirtualKey(page, index, node, cut - 1), VirtualKey(page, index, node, cut)))
         {
             return false;
         }
@@ -102,7 +98,7 @@ internal sealed unsafe partial class BTree
         int at = toRight ? 0 : sibling.Count;
         for (int v = from; v < to; v++)
         {
-            byte* virtualNode = VirtualNode(source, index, node, nodeSizeBytes, v, out int virtualSizeBytes);
+            byte* virtualNode = VirtualNode(page, index, node, nodeSizeBytes, v, out int virtualSizeBytes);
             sibling.InsertNode(at++, virtualNode, virtualSizeBytes);
         }
 

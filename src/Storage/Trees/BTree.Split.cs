@@ -91,13 +91,7 @@ internal sealed unsafe partial class BTree
         int virtualCount = page.Count + 1;
         var splitSizes = Workspace.SplitSizes;
         Debug.Assert(virtualCount <= splitSizes.Length, "a page holds at most MaxNodesPerSplit - 1 nodes");
-        int totalBytes = 0;
-        for (int v = 0; v < virtualCount; v++)
-        {
-            VirtualNode(page, insertIndex, node, nodeSizeBytes, v, out int sizeBytes);
-            splitSizes[v] = sizeBytes + TreeNodeLayout.SlotSizeBytes;
-            totalBytes += splitSizes[v];
-        }
+        int totalBytes = VirtualSizes(page, insertIndex, node, nodeSizeBytes);
 
         int best = -1;
         int bestDifference = int.MaxValue;
