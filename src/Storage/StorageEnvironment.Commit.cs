@@ -63,7 +63,7 @@ public sealed partial class StorageEnvironment
             {
                 // A changed page is stamped with a checksum worked out from its original's and the bytes that changed.
                 if (page.IsNew) _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
-                else _entryBuilder.AddStampedPage(pageNumber, page.Buffer.Pointer, page.Original, transactionId);
+                else _entryBuilder.AddStampedPage(pageNumber, page.Buffer.Pointer, page.Original, transactionId, page.Lines);
                 if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
                 else if ((header->Flags & PageFlags.Branch) != 0) branches++;
                 else others++;

@@ -98,6 +98,9 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>The working arrays of the write transaction's trees (one write transaction at a time).</summary>
     internal Trees.TreeWorkspace WriterWorkspace { get; } = new();
 
+    /// <summary>The maps of the lines each page of the current write transaction changed.</summary>
+    internal Transactions.WrittenLines WriterLines { get; } = new();
+
     internal JournalWriter Journal { get; }
 
     internal EnvironmentState CurrentState => Volatile.Read(ref _state);
@@ -512,6 +515,7 @@ public sealed partial class StorageEnvironment : IDisposable
         Volatile.Write(ref _writerBeganTimestamp, began);
         var slot = Readers.Register(ref _writerState, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
         Debug.Assert(_dirtyPages.Count == 0, "the previous write transaction left no dirty pages");
+        WriterLines.Reset();
         return new WriteTransaction(this, new PageTransaction(this, slot, state, _dirtyPages), began, beganAt);
     }
 
@@ -667,6 +671,7 @@ public sealed partial class StorageEnvironment : IDisposable
         Scratch.Dispose();
         DataFile.Dispose();
         _entryBuilder.Dispose();
+        WriterLines.Dispose();
         // Only now may another instance open the directory: until here a transaction of this one could still
         // read the data file, and a new instance's recovery would change pages under its snapshot.
         _lockHandle.Dispose();

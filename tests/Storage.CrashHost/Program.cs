@@ -9,6 +9,8 @@ using Storage.CrashHost;
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
 //                      print "BACKEND <name>" or "ERROR <code> <message>"
+// The children check their diffs against whole pages, as the tests do.
+Storage.Journal.JournalEntryBuilder.CheckWrittenLines = true;
 try
 {
     return args switch

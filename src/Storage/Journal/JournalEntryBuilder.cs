@@ -1,6 +1,7 @@
 using System.IO.Compression;
 using System.Runtime.CompilerServices;
 using Storage.Paging;
+using Storage.Transactions;
 using Storage.Trees;
 
 namespace Storage.Journal;
@@ -60,7 +61,11 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
     /// bytes alone (<see cref="PageDiff.StampChecksum"/>), not by reading the whole page again; a page changed so much that
     /// it goes whole gets its checksum the plain way.
     /// </summary>
-    public void AddStampedPage(long pageNumber, byte* current, byte* baseline, long transactionId)
+    /// <remarks>
+    /// With <paramref name="writtenLines"/>, only the lines the transaction's writes recorded there are compared (see
+    /// <see cref="PageDiff.Encode"/>); the header's line, where the stamp goes, is always among them.
+    /// </remarks>
+    public void AddStampedPage(long pageNumber, byte* current, byte* baseline, long transactionId, ulong* writtenLines = null)
     {
         var header = (PageHeader*)current;
         header->TransactionId = transactionId;
@@ -70,7 +75,10 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         _entry.EnsureCapacity(_position + JournalRecordHeader.SizeBytes + PageLayout.PageSizeBytes, _position);
         var dataStart = _position + JournalRecordHeader.SizeBytes;
         var data = _entry.Pointer + dataStart;
-        var size = PageDiff.Encode(current, baseline, new Span<byte>(data, PageLayout.PageSizeBytes), FullPageThresholdBytes);
+        if (writtenLines != null) WrittenLines.Mark(writtenLines, 0, PageLayout.HeaderSizeBytes);
+        var output = new Span<byte>(data, PageLayout.PageSizeBytes);
+        var size = PageDiff.Encode(current, baseline, output, FullPageThresholdBytes, writtenLines);
+        if (CheckWrittenLines && writtenLines != null) CheckAgainstWholePage(pageNumber, current, baseline, output, size);
         if (size < 0)
         {
             header->Checksum = Crc32C.ComputePage(current, PageLayout.PageSizeBytes);
@@ -80,6 +88,22 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         }
         header->Checksum = PageDiff.StampChecksum(data, size, baseline, baselineChecksum);
         WriteRecordHeader(pageNumber, 1, JournalRecordKind.Diff, size);
+    }
+
+    /// <summary>
+    /// Whether each diff made from recorded lines is checked against a comparison of the whole page (tests turn this on:
+    /// a write that did not record its bytes would leave them out of the journal).
+    /// </summary>
+    internal static bool CheckWrittenLines { get; set; }
+
+    private byte[]? _checkBuffer;
+
+    private void CheckAgainstWholePage(long pageNumber, byte* current, byte* baseline, ReadOnlySpan<byte> diff, int size)
+    {
+        _checkBuffer ??= new byte[PageLayout.PageSizeBytes];
+        var whole = PageDiff.Encode(current, baseline, _checkBuffer, FullPageThresholdBytes);
+        if (whole == size && (size < 0 || diff[..size].SequenceEqual(_checkBuffer.AsSpan(0, size)))) return;
+        throw new InvalidOperationException($"Page {pageNumber} changed outside the lines its writes recorded ({size} bytes of diff from them, {whole} from the whole page).");
     }
 
     /// <summary>Adds the leading <paramref name="usedBytes"/> of a run of pages (an overflow value); the rest of the run is zero.</summary>

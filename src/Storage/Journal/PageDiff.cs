@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using System.Numerics;
 using System.Runtime.InteropServices;
 using Storage.Paging;
+using Storage.Transactions;
 
 namespace Storage.Journal;
 
@@ -26,27 +27,46 @@ internal static unsafe class PageDiff
     /// <summary>
     /// Writes the runs where <paramref name="current"/> differs from <paramref name="baseline"/> into
     /// <paramref name="output"/>. Returns the encoded size, or -1 when it would reach <paramref name="limitBytes"/>.
+    /// With <paramref name="writtenLines"/> (see <see cref="WrittenLines"/>) only the lines marked there are compared: the
+    /// rest must be equal, and the runs are then the same as a comparison of the whole page would find (runs are never
+    /// closer than <see cref="MinGapBytes"/>, and an unmarked line is longer than that).
     /// </summary>
-    public static int Encode(byte* current, byte* baseline, Span<byte> output, int limitBytes)
+    public static int Encode(byte* current, byte* baseline, Span<byte> output, int limitBytes, ulong* writtenLines = null)
     {
-        var cur = new ReadOnlySpan<byte>(current, PageSize);
-        var old = new ReadOnlySpan<byte>(baseline, PageSize);
-        var position = 0;
         var written = 0;
-        while (position < PageSize)
+        if (writtenLines == null) return EncodeRange(current, baseline, 0, PageSize, output, ref written, limitBytes) < 0 ? -1 : written;
+        var position = 0;
+        while (WrittenLines.NextStretch(writtenLines, position >> WrittenLines.LineShift, out var start, out var end))
+        {
+            position = EncodeRange(current, baseline, Math.Max(position, start), end, output, ref written, limitBytes);
+            if (position < 0) return -1;
+        }
+        return written;
+    }
+
+    /// <summary>
+    /// Appends the runs that start in [<paramref name="from"/>, <paramref name="to"/>); returns where the comparison
+    /// stopped (<paramref name="to"/>, or the end of a run reaching past it), or -1 when the output would reach the limit.
+    /// </summary>
+    private static int EncodeRange(byte* current, byte* baseline, int from, int to, Span<byte> output, ref int written, int limitBytes)
+    {
+        var cur = new ReadOnlySpan<byte>(current, to);
+        var old = new ReadOnlySpan<byte>(baseline, to);
+        var position = from;
+        while (position < to)
         {
             position += cur[position..].CommonPrefixLength(old[position..]);
-            if (position >= PageSize) break;
+            if (position >= to) break;
             var end = FindRunEnd(current, baseline, position);
             var length = end - position;
             if (written + RunHeaderSizeBytes + length >= limitBytes) return -1;
             BinaryPrimitives.WriteUInt16LittleEndian(output[written..], (ushort)position);
             BinaryPrimitives.WriteUInt16LittleEndian(output[(written + 2)..], (ushort)length);
-            cur.Slice(position, length).CopyTo(output[(written + RunHeaderSizeBytes)..]);
+            new ReadOnlySpan<byte>(current + position, length).CopyTo(output[(written + RunHeaderSizeBytes)..]);
             written += RunHeaderSizeBytes + length;
             position = end;
         }
-        return written;
+        return Math.Max(position, to);
     }
 
     /// <summary>The end of a changed run starting at <paramref name="start"/>: the first byte followed by <see cref="MinGapBytes"/> equal ones.</summary>

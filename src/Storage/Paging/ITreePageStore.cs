@@ -6,7 +6,7 @@ namespace Storage.Paging;
 /// </summary>
 /// <remarks>
 /// Pointers stay valid until the transaction ends. A pointer from <see cref="GetPage"/> is the
-/// version the transaction saw before it changed the page; after <see cref="ModifyPage"/> use the
+/// version the transaction saw before it changed the page; after <see cref="ModifyPage(long)"/> use the
 /// pointer it returned (repeated calls return the same one). Pages are <see cref="PageLayout.PageSizeBytes"/> long.
 /// </remarks>
 internal unsafe interface ITreePageStore
@@ -21,6 +21,16 @@ internal unsafe interface ITreePageStore
 
     /// <summary>A writable copy of the page, private to this transaction.</summary>
     byte* ModifyPage(long pageNumber);
+
+    /// <summary>
+    /// As <see cref="ModifyPage(long)"/>, for a caller that records every byte range it writes into
+    /// <paramref name="writtenLines"/> (see <see cref="Transactions.WrittenLines"/>); null when the store does not track them.
+    /// </summary>
+    byte* ModifyPage(long pageNumber, out ulong* writtenLines)
+    {
+        writtenLines = null;
+        return ModifyPage(pageNumber);
+    }
 
     /// <summary>Allocates a contiguous run of zeroed, writable pages near <paramref name="nearPageNumber"/> when possible (pass -1 for no preference).</summary>
     long AllocatePages(int count, long nearPageNumber, out byte* firstPage);

@@ -168,13 +168,26 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         return current;
     }
 
+    /// <summary>A writable copy of the page; its writes are not recorded, so the commit compares all of it.</summary>
     public byte* ModifyPage(long pageNumber)
+    {
+        var page = ModifyPage(pageNumber, out var lines);
+        if (lines != null) WrittenLines.MarkAll(lines);
+        return page;
+    }
+
+    /// <summary>
+    /// A writable copy of the page, and the map where the caller records the lines it writes (null for a page this
+    /// transaction created, which is compared whole).
+    /// </summary>
+    public byte* ModifyPage(long pageNumber, out ulong* writtenLines)
     {
         var dirtyPages = _dirty ?? throw new InvalidOperationException("A read transaction cannot change pages.");
         ref var dirty = ref CollectionsMarshal.GetValueRefOrAddDefault(dirtyPages, pageNumber, out var exists);
         if (exists)
         {
             if (dirty.IsFreed) ThrowFreedPage(pageNumber);
+            writtenLines = dirty.Lines;
             return dirty.Buffer.Pointer;
         }
         try
@@ -183,7 +196,8 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
             var original = GetCommitted(pageNumber, 1);
             var buffer = _env.Scratch.Rent(1);
             Buffer.MemoryCopy(original, buffer.Pointer, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-            dirty = new DirtyPage { Buffer = buffer, Original = original };
+            writtenLines = _env.WriterLines.Rent();
+            dirty = new DirtyPage { Buffer = buffer, Original = original, Lines = writtenLines };
             Diagnostics.CommitProfile.Add(ref _env.Profile.PageCopyTicks, started, Diagnostics.CommitProfile.Now());
             return buffer.Pointer;
         }

@@ -12,7 +12,7 @@ namespace Storage.Trees;
 /// <c>BTree.Delete.cs</c> (merges), <c>BTree.Overflow.cs</c> (large values), <c>BTree.Walk.cs</c> (whole-tree
 /// walks) and <c>BTree.Validate.cs</c> (the consistency check).</para>
 /// <para>Pages are read with <see cref="ITreePageStore.GetPage"/> on the way down and only the pages that really
-/// change are passed to <see cref="ITreePageStore.ModifyPage"/>, at the point of change: each modified page costs
+/// change are passed to <see cref="ITreePageStore.ModifyPage(long, out ulong*)"/>, at the point of change: each modified page costs
 /// the journal a diff. Every change updates <see cref="TreeState"/>'s counters, sets IsDirty and bumps Version.</para>
 /// <para>Not thread-safe: one instance per tree per transaction, used by one thread at a time.</para>
 /// </remarks>
@@ -152,7 +152,12 @@ internal sealed unsafe partial class BTree
         return Owned(TreePage.Open(_store.GetPage(pageNumber), pageNumber));
     }
 
-    private TreePage ModifyPage(long pageNumber) => Owned(TreePage.Open(_store.ModifyPage(pageNumber), pageNumber));
+    /// <summary>A writable copy of the page whose writes are recorded, so that the commit compares only the bytes they changed.</summary>
+    private TreePage ModifyPage(long pageNumber)
+    {
+        byte* page = _store.ModifyPage(pageNumber, out ulong* writtenLines);
+        return Owned(TreePage.Open(page, pageNumber, writtenLines));
+    }
 
     /// <summary>
     /// A page reached from this tree must say it belongs to this tree: a page of another tree here means a page was

@@ -1,22 +1,35 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Storage.Paging;
+using Storage.Transactions;
 
 namespace Storage.Trees;
 
 /// <summary>
-/// Changes to a tree page. Callers hold the writable pointer from <see cref="ITreePageStore.ModifyPage"/> or a
-/// freshly allocated page.
+/// Changes to a tree page. Callers hold the writable pointer from <see cref="ITreePageStore.ModifyPage(long, out ulong*)"/>
+/// or a freshly allocated page.
 /// </summary>
 /// <remarks>
 /// The journal stores byte diffs of changed pages, so ordinary inserts and removes touch as few bytes as they can:
 /// a node is written into the free gap at Upper and only the tail of the offsets array moves; a removed node's
 /// bytes stay behind as a hole, and a later insert may fill it (<see cref="TryInsertIntoHole"/>). A split keeps the
 /// left page's nodes in place but the lowest, which move up into its holes (<see cref="TruncateTo"/>, <see cref="CloseHoles"/>);
-/// whole-page rewrites happen only in <see cref="Compact"/>, when no hole can take a node.
+/// whole-page rewrites happen only in <see cref="Compact"/>, when no hole can take a node. Every write records the
+/// bytes it changed (<see cref="Written"/>), so that the commit compares only those with the page's previous version.
 /// </remarks>
 internal readonly unsafe ref partial struct TreePage
 {
+    /// <summary>Records that bytes [<paramref name="offset"/>, <paramref name="offset"/> + <paramref name="length"/>) changed.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Written(int offset, int length)
+    {
+        if (_writtenLines != null) WrittenLines.Mark(_writtenLines, offset, length);
+    }
+
+    private void HeaderWritten() => Written(0, PageLayout.HeaderSizeBytes);
+
+    private static int SlotOffset(int index) => PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+
     /// <summary>Formats <paramref name="page"/> as an empty leaf or branch page.</summary>
     public static TreePage Initialize(byte* page, long pageNumber, PageFlags type, int treeId)
     {
@@ -63,6 +76,8 @@ internal readonly unsafe ref partial struct TreePage
         byte* slot = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
         int tailBytes = (count - index - 1) * TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(slot + TreeNodeLayout.SlotSizeBytes, slot, tailBytes, tailBytes);
+        Written(SlotOffset(index), tailBytes);
+        HeaderWritten();
         Header->Lower -= TreeNodeLayout.SlotSizeBytes;
         if (offset == Upper)
         {
@@ -80,6 +95,7 @@ internal readonly unsafe ref partial struct TreePage
         int offset = ReadNode(index, out _, out int nodeSizeBytes);
         if (TreeNodeLayout.BranchNodeSize(key.Length) > nodeSizeBytes) return false;
         var child = Unsafe.ReadUnaligned<BranchNodeHeader>(_page + offset).ChildPageNumber;
+        Written(offset, nodeSizeBytes);
         TreeNodeLayout.WriteBranchNode(_page + offset, key, child);
         return true;
     }
@@ -89,6 +105,7 @@ internal readonly unsafe ref partial struct TreePage
         Debug.Assert(IsBranch, "only branch nodes have children");
         Debug.Assert(childPageNumber >= TreeNodeLayout.FirstTreePageNumber, "children are tree pages");
         int offset = ReadNode(index, out _, out _);
+        Written(offset + sizeof(ushort), sizeof(long));
         Unsafe.WriteUnaligned(_page + offset + sizeof(ushort), childPageNumber);
     }
 
@@ -99,6 +116,7 @@ internal readonly unsafe ref partial struct TreePage
         Debug.Assert(overflowPage >= TreeNodeLayout.FirstTreePageNumber, "runs are tree pages");
         int offset = ReadNode(index, out int keySizeBytes, out _);
         Debug.Assert(Unsafe.ReadUnaligned<LeafNodeHeader>(_page + offset).IsOverflow, "the value is in an overflow run");
+        Written(offset + LeafNodeHeader.SizeBytes + keySizeBytes, sizeof(long));
         Unsafe.WriteUnaligned(_page + offset + LeafNodeHeader.SizeBytes + keySizeBytes, overflowPage);
     }
 
@@ -117,6 +135,7 @@ internal readonly unsafe ref partial struct TreePage
             TreeThrowHelper.ThrowNodeDoesNotFit(PageNumber, newNodeSizeBytes, oldNodeSizeBytes);
         }
         byte* node = _page + offset;
+        Written(offset, oldNodeSizeBytes);
         TreeNodeLayout.WriteLeafNode(node, new ReadOnlySpan<byte>(node + LeafNodeHeader.SizeBytes, keySizeBytes), inlineValue, overflowPage);
     }
 
@@ -127,6 +146,7 @@ internal readonly unsafe ref partial struct TreePage
         byte* copy = stackalloc byte[PageLayout.PageSizeBytes];
         Buffer.MemoryCopy(_page, copy, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
         var source = new TreePage(copy, PageNumber);
+        Written(0, PageLayout.PageSizeBytes);
 
         int count = Count;
         int upper = PageLayout.PageSizeBytes;
@@ -149,6 +169,7 @@ internal readonly unsafe ref partial struct TreePage
     {
         Debug.Assert((uint)count <= (uint)Count, "a page is truncated to fewer nodes");
         // Upper stays at or below every kept node, so the page is valid until CloseHoles raises it.
+        HeaderWritten();
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + count * TreeNodeLayout.SlotSizeBytes);
         CloseHoles();
     }
@@ -163,6 +184,8 @@ internal readonly unsafe ref partial struct TreePage
         byte* slots = _page + PageLayout.HeaderSizeBytes;
         int keptBytes = (Count - count) * TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(slots + count * TreeNodeLayout.SlotSizeBytes, slots, keptBytes, keptBytes);
+        Written(PageLayout.HeaderSizeBytes, keptBytes);
+        HeaderWritten();
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + keptBytes);
         CloseHoles();
     }
@@ -188,6 +211,7 @@ internal readonly unsafe ref partial struct TreePage
     public void CloseHoles()
     {
         int count = Count;
+        HeaderWritten();
         if (count == 0)
         {
             Header->Upper = PageLayout.PageSizeBytes;
@@ -221,7 +245,9 @@ internal readonly unsafe ref partial struct TreePage
             int to = holeStarts[target] + holeLengths[target] - sizeBytes;
             holeLengths[target] -= sizeBytes;
             Buffer.MemoryCopy(_page + offset, _page + to, sizeBytes, sizeBytes);
-            Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + slot * TreeNodeLayout.SlotSizeBytes, (ushort)to);
+            Written(to, sizeBytes);
+            Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
+            Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
             lowestMovedTo = Math.Min(lowestMovedTo, to);
         }
         int upper = bottom < count ? nodes[bottom] >> 16 : PageLayout.PageSizeBytes;
@@ -280,8 +306,11 @@ internal readonly unsafe ref partial struct TreePage
             int from = ReadNode(slot, out _, out _);
             int to = nodes[m] >> 16;
             Buffer.MemoryCopy(_page + from, _page + to, sizes[slot], sizes[slot]);
-            Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + slot * TreeNodeLayout.SlotSizeBytes, (ushort)to);
+            Written(to, sizes[slot]);
+            Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
+            Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
         }
+        HeaderWritten();
         Header->Upper = (ushort)upper;
         if (nodeHole < 0)
         {
@@ -290,6 +319,7 @@ internal readonly unsafe ref partial struct TreePage
         }
         int at = holeStarts[nodeHole];
         InsertOffset(index, at);
+        Written(at, nodeSizeBytes);
         Buffer.MemoryCopy(node, _page + at, nodeSizeBytes, nodeSizeBytes);
         return true;
     }
@@ -349,16 +379,19 @@ internal readonly unsafe ref partial struct TreePage
         int upper = Upper - nodeSizeBytes;
         InsertOffset(index, upper);
         Header->Upper = (ushort)upper;
+        Written(upper, nodeSizeBytes);
         return _page + upper;
     }
 
     /// <summary>Puts <paramref name="offset"/> into the offsets array at <paramref name="index"/>, moving the ones after it up by one.</summary>
     private void InsertOffset(int index, int offset)
     {
-        byte* slot = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+        byte* slot = _page + SlotOffset(index);
         int tailBytes = (Count - index) * TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(slot, slot + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
         Unsafe.WriteUnaligned(slot, (ushort)offset);
+        Written(SlotOffset(index), tailBytes + TreeNodeLayout.SlotSizeBytes);
+        HeaderWritten();
         Header->Lower += TreeNodeLayout.SlotSizeBytes;
     }
 }

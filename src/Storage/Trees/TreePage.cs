@@ -8,7 +8,7 @@ namespace Storage.Trees;
 /// A bounds-checked view of one slotted tree page (leaf or branch); see <see cref="TreeNodeLayout"/> for the format.
 /// </summary>
 /// <remarks>
-/// The page may come from a damaged file, so nothing read from it is trusted: <see cref="Open"/> checks the header
+/// The page may come from a damaged file, so nothing read from it is trusted: <see cref="Open(byte*, long)"/> checks the header
 /// (page number, type, Lower and Upper), and every node access checks that the node lies inside the node area.
 /// A failed check throws <see cref="StorageCorruptedException"/>; no read leaves the 8 KiB page.
 /// </remarks>
@@ -16,10 +16,14 @@ internal readonly unsafe ref partial struct TreePage
 {
     private readonly byte* _page;
 
-    private TreePage(byte* page, long pageNumber)
+    /// <summary>Where this page's writes are recorded (<see cref="Transactions.WrittenLines"/>), or null.</summary>
+    private readonly ulong* _writtenLines;
+
+    private TreePage(byte* page, long pageNumber, ulong* writtenLines = null)
     {
         _page = page;
         PageNumber = pageNumber;
+        _writtenLines = writtenLines;
     }
 
     public long PageNumber { get; }
@@ -45,10 +49,13 @@ internal readonly unsafe ref partial struct TreePage
 
     /// <summary>Checks the header of a leaf or branch page that should be page <paramref name="pageNumber"/>.</summary>
     /// <summary>
-    /// A page <see cref="Open"/> accepted before and that cannot have changed since (a cursor's leaf, whose
+    /// A page <see cref="Open(byte*, long)"/> accepted before and that cannot have changed since (a cursor's leaf, whose
     /// tree version it checks): skips the header checks.
     /// </summary>
     public static TreePage Reopen(byte* page, long pageNumber) => new(page, pageNumber);
+
+    /// <summary>As <see cref="Open(byte*, long)"/>, for a page whose writes are recorded into <paramref name="writtenLines"/> (may be null).</summary>
+    public static TreePage Open(byte* page, long pageNumber, ulong* writtenLines) => new(Open(page, pageNumber)._page, pageNumber, writtenLines);
 
     public static TreePage Open(byte* page, long pageNumber)
     {

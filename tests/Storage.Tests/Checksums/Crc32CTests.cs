@@ -32,6 +32,19 @@ public sealed class Crc32CTests
         Assert.Equal(Crc32C.Compute(data, 5), Crc32C.Finish(state));
     }
 
+    [Fact]
+    public void Appending_zeros_by_multiplying_equals_feeding_the_zero_bytes_at_every_length_of_a_page()
+    {
+        var random = new Random(5);
+        for (var zeroBytes = 0; zeroBytes <= Storage.Paging.PageLayout.PageSizeBytes; zeroBytes++)
+        {
+            var state = (uint)random.Next() ^ ((uint)random.Next() << 16);
+            var fed = state;
+            for (var i = 0; i < zeroBytes; i++) fed = System.Numerics.BitOperations.Crc32C(fed, (byte)0);
+            Assert.True(fed == Crc32C.AppendZeros(state, zeroBytes), $"{zeroBytes} zero bytes after 0x{state:X8}");
+        }
+    }
+
     private static uint Reference(ReadOnlySpan<byte> data, uint seed)
     {
         var crc = ~seed;
