@@ -1,6 +1,7 @@
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics.X86;
 using Storage.Paging;
 
 namespace Storage.Transactions;
@@ -92,6 +93,24 @@ internal sealed unsafe class WrittenLines : IDisposable
             line = (line & ~63) + 64;
         }
         return LinesPerPage;
+    }
+
+    /// <summary>
+    /// Asks for the marked lines of a page and of its previous version to be brought into the cache, so that the diffs
+    /// of many pages wait for memory together instead of one line after another. Does nothing for a page marked whole.
+    /// </summary>
+    public static void Prefetch(ulong* map, byte* current, byte* baseline)
+    {
+        if (!Sse.IsSupported || (map[0] == ulong.MaxValue && map[1] == ulong.MaxValue)) return;
+        for (var w = 0; w < WordsPerMap; w++)
+        {
+            for (var bits = map[w]; bits != 0; bits &= bits - 1)
+            {
+                var offset = ((w << 6) + BitOperations.TrailingZeroCount(bits)) << LineShift;
+                Sse.Prefetch0(current + offset);
+                Sse.Prefetch0(baseline + offset);
+            }
+        }
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
