@@ -40,12 +40,12 @@ internal sealed unsafe partial class BTree
         if (childIndex > 0)
         {
             leftSibling = parent.GetChild(childIndex - 1);
-            leftRoom = RoomOfSibling(leftSibling, page.PageNumber);
+            leftRoom = RoomOfSibling(leftSibling, page.PageNumber, nodeSizeBytes);
         }
         if (childIndex + 1 < parent.Count)
         {
             rightSibling = parent.GetChild(childIndex + 1);
-            rightRoom = RoomOfSibling(rightSibling, page.PageNumber);
+            rightRoom = RoomOfSibling(rightSibling, page.PageNumber, nodeSizeBytes);
         }
         // The sibling with more room first: it takes more, and is full again later.
         bool rightFirst = rightRoom >= leftRoom;
@@ -62,11 +62,18 @@ internal sealed unsafe partial class BTree
         return false;
     }
 
-    /// <summary>Free bytes of a sibling leaf (once compacted).</summary>
-    private int RoomOfSibling(long siblingPageNumber, long pageNumber)
+    /// <summary>
+    /// Free bytes of a sibling leaf (once compacted). When its node area holds exactly its count of nodes of the new
+    /// node's size (a tree of same-size entries, without holes) the gap is all its room, and the header says so: the
+    /// rest of the sibling, most often not cached and most often not the one used, is not read. Otherwise the node sizes
+    /// are summed. (Should nodes of other sizes fill the area exactly around a hole, the gap counts the room short,
+    /// which only makes the move hand over fewer nodes.)
+    /// </summary>
+    private int RoomOfSibling(long siblingPageNumber, long pageNumber, int nodeSizeBytes)
     {
         var sibling = OpenPage(siblingPageNumber);
         if (!sibling.IsLeaf) TreeThrowHelper.ThrowSiblingTypeMismatch(siblingPageNumber, pageNumber);
+        if (PageLayout.PageSizeBytes - sibling.Upper == sibling.Count * nodeSizeBytes) return sibling.ContiguousFreeBytes;
         return TreeNodeLayout.UsableBytes - sibling.ComputeUsedBytes();
     }
 
