@@ -272,6 +272,9 @@ public readonly record struct EnvironmentStats
     /// <summary>Whether journal writes bypass the page cache (O_DIRECT).</summary>
     public bool JournalDirectIo { get; init; }
 
+    /// <summary>How journal writes are made durable now, and what the last measurement of the two ways found.</summary>
+    public JournalWriteStats JournalWriteMethod { get; init; }
+
     /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
     public RecoveryStats Recovery { get; init; }
 
@@ -314,4 +317,23 @@ public readonly record struct RecoveryStats
 
     /// <summary>Journal files the environment left in place because it cannot prove they are its own (another environment's, or damaged).</summary>
     public int ForeignJournalFiles { get; init; }
+}
+
+/// <summary>How the journal makes its writes durable (<see cref="StorageOptions.JournalWriteMethod"/>).</summary>
+public readonly record struct JournalWriteStats
+{
+    /// <summary>The method in use: <see cref="JournalWriteMethod.DirectSync"/> or <see cref="JournalWriteMethod.BufferedThenSync"/>.</summary>
+    public JournalWriteMethod Method { get; init; }
+
+    /// <summary>Median time of a direct write in the last measurement (zero before one completed, or when a method is set).</summary>
+    public TimeSpan DirectSyncMedian { get; init; }
+
+    /// <summary>Median time of a buffered write and its sync in the last measurement.</summary>
+    public TimeSpan BufferedThenSyncMedian { get; init; }
+
+    /// <summary>How many journal files' measurements chose direct writes since open.</summary>
+    public long DirectSyncChosen { get; init; }
+
+    /// <summary>How many journal files' measurements chose buffered writes and a sync since open.</summary>
+    public long BufferedThenSyncChosen { get; init; }
 }

@@ -141,7 +141,7 @@ public sealed partial class StorageEnvironment : IDisposable
             recovered.RootTree = recovery.RootTree;
             if (!plan.ContinueInPlace) recovered.Sequence++;
             var nextJournal = Math.Max(header.JournalFileNumber, plan.Files.Count == 0 ? 0 : plan.Files[^1].Number) + 1;
-            var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextJournal, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults);
+            var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextJournal, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults, options.JournalWriteMethod);
             try
             {
                 env = new StorageEnvironment(directory, options, lockHandle, dataFile, recovered, journal);
@@ -646,6 +646,7 @@ public sealed partial class StorageEnvironment : IDisposable
             LeakedTransactions = ReaderMonitor.Leaked,
             IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
+            JournalWriteMethod = Journal.WritePolicy.Snapshot(),
             CommitPhases = Profile.Snapshot(),
             CommitLatency = Profile.CommitLatency.Summarize(),
             JournalWriteLatency = Profile.JournalWriteLatency.Summarize(),

@@ -148,6 +148,13 @@ public sealed record StorageOptions
     /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
     internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
 
+    /// <summary>
+    /// How the journal makes a commit's write durable. <see cref="JournalWriteMethod.Auto"/> (the default) measures both
+    /// methods at the start of each journal file and goes on with the faster; <c>GetStats().JournalWriteMethod</c> says
+    /// which is in use.
+    /// </summary>
+    public JournalWriteMethod JournalWriteMethod { get; init; } = JournalWriteMethod.Auto;
+
     /// <summary>Test seam: scratch buffers given back are filled with a pattern, so reading one that was freed too early fails loudly.</summary>
     internal bool PoisonFreedScratch { get; init; }
 
@@ -177,6 +184,8 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(CompressionThresholdBytes), CompressionThresholdBytes, "Must be 0 (off) or positive.");
         if (!Enum.IsDefined(JournalRecovery))
             throw new ArgumentOutOfRangeException(nameof(JournalRecovery), JournalRecovery, "Must be Strict or DiscardAfterDamage.");
+        if (!Enum.IsDefined(JournalWriteMethod))
+            throw new ArgumentOutOfRangeException(nameof(JournalWriteMethod), JournalWriteMethod, "Must be Auto, DirectSync or BufferedThenSync.");
         if (!Enum.IsDefined(IoBackend))
             throw new ArgumentOutOfRangeException(nameof(IoBackend), IoBackend, "Must be Auto, Native or Managed.");
         if (WriteTransactionTimeout < TimeSpan.Zero && WriteTransactionTimeout != Timeout.InfiniteTimeSpan)

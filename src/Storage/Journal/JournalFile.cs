@@ -136,9 +136,17 @@ internal sealed class JournalFile : IDisposable
         return new JournalFile(number, path, handle, null, RandomAccess.GetLength(handle), direct);
     }
 
-    /// <summary>Writes at <paramref name="offsetBytes"/>, durable when it returns (O_DSYNC or write-through).</summary>
-    public unsafe void Write(byte* data, int lengthBytes, long offsetBytes, IFaultInjector? faults)
+    /// <summary>
+    /// Writes at <paramref name="offsetBytes"/>, durable when it returns: on the O_DSYNC (or write-through) handle, or,
+    /// with <see cref="JournalWriteMethod.BufferedThenSync"/>, into the page cache through a handle of its own and then fdatasync.
+    /// </summary>
+    public unsafe void Write(byte* data, int lengthBytes, long offsetBytes, IFaultInjector? faults, JournalWriteMethod method = JournalWriteMethod.DirectSync)
     {
+        if (method == JournalWriteMethod.BufferedThenSync)
+        {
+            WriteBufferedThenSync(data, lengthBytes, offsetBytes, faults);
+            return;
+        }
         if (_native is null)
         {
             FileIo.Write(_managed!, Path, new ReadOnlySpan<byte>(data, lengthBytes), offsetBytes, faults);
@@ -156,6 +164,18 @@ internal sealed class JournalFile : IDisposable
         Pal.JournalWrite(_native, Path, data, lengthBytes, offsetBytes);
         faults?.AfterWrite(Path, offsetBytes, new ReadOnlySpan<byte>(data, lengthBytes), durable: true);
     }
+
+    private unsafe void WriteBufferedThenSync(byte* data, int lengthBytes, long offsetBytes, IFaultInjector? faults)
+    {
+        var buffered = _buffered ??= FileIo.OpenReadWrite(Path, create: false);
+        var bytes = new ReadOnlySpan<byte>(data, lengthBytes);
+        FileIo.Write(buffered, Path, bytes, offsetBytes, faults);
+        faults?.AfterWrite(Path, offsetBytes, bytes, durable: false);
+        FileIo.SyncData(buffered, Path, faults);
+    }
+
+    /// <summary>A buffered handle for <see cref="JournalWriteMethod.BufferedThenSync"/>, opened at its first use.</summary>
+    private SafeFileHandle? _buffered;
 
     /// <summary>Writes the file's header block durably (before the file is renamed into use).</summary>
     public unsafe void WriteHeader(in JournalFileHeader header, IFaultInjector? faults)
@@ -190,6 +210,7 @@ internal sealed class JournalFile : IDisposable
 
     public void Dispose()
     {
+        _buffered?.Dispose();
         _managed?.Dispose();
         _native?.Dispose();
     }

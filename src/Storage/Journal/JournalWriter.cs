@@ -80,8 +80,9 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>Told once, of the first failed durable write.</summary>
     public Action<Exception>? WriteFailed { get; set; }
 
-    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults)
+    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod = JournalWriteMethod.Auto)
     {
+        WritePolicy = new DurableWritePolicy(writeMethod);
         _directory = directory;
         _environmentId = environmentId;
         _faults = faults;
@@ -132,6 +133,12 @@ internal sealed unsafe class JournalWriter : IDisposable
 
     /// <summary>Whether the current file was opened O_DIRECT.</summary>
     public bool IsDirect { get; private set; }
+
+    /// <summary>How entries are made durable: measured per file (see <see cref="DurableWritePolicy"/>).</summary>
+    public DurableWritePolicy WritePolicy { get; }
+
+    /// <summary>The file the write policy measured last (it measures each file anew).</summary>
+    private JournalFile? _measuredFile;
 
     /// <summary>Bytes of the journal files in use and the spares.</summary>
     public long TotalBytes
@@ -347,14 +354,22 @@ internal sealed unsafe class JournalWriter : IDisposable
 
     private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
     {
+        if (!ReferenceEquals(file, _measuredFile))
+        {
+            _measuredFile = file;
+            WritePolicy.StartFile();
+        }
+        var method = WritePolicy.Next();
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         long done = 0;
         while (done < lengthBytes)
         {
             // One call for any ordinary entry; only values near the 2 GiB limit need more than one.
             var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
-            file.Write(data + done, chunk, offsetBytes + done, _faults);
+            file.Write(data + done, chunk, offsetBytes + done, _faults, method);
             done += chunk;
         }
+        WritePolicy.Record(method, System.Diagnostics.Stopwatch.GetTimestamp() - started);
         Interlocked.Increment(ref _durableWrites);
         Interlocked.Add(ref _bytesWritten, lengthBytes);
     }

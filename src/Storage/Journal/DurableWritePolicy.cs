@@ -1,0 +1,85 @@
+namespace Storage.Journal;
+
+/// <summary>
+/// Chooses how journal writes are made durable, by measuring, as <see cref="CompressionPolicy"/> decides compression:
+/// the first writes into each journal file take the two methods of <see cref="JournalWriteMethod"/> in turn, and once
+/// each has <see cref="SamplesPerMethod"/> writes timed the one with the lower median goes on for the rest of the file.
+/// Each file measures again, so the choice follows the device (a disk shared with other work, a cache that fills up).
+/// Taking them in turn gives both methods the same mix of entry sizes and the same moments of the disk.
+/// </summary>
+/// <remarks>Used by the journal's writer only, under its I/O lock.</remarks>
+internal sealed class DurableWritePolicy
+{
+    public const int SamplesPerMethod = 8;
+
+    private readonly JournalWriteMethod _configured;
+    private readonly long[] _direct = new long[SamplesPerMethod];
+    private readonly long[] _buffered = new long[SamplesPerMethod];
+    private int _directCount;
+    private int _bufferedCount;
+
+    public DurableWritePolicy(JournalWriteMethod configured)
+    {
+        _configured = configured;
+        Chosen = configured == JournalWriteMethod.Auto ? JournalWriteMethod.DirectSync : configured;
+    }
+
+    /// <summary>The method in use, or the one the measurement started with while it runs.</summary>
+    public JournalWriteMethod Chosen { get; private set; }
+
+    /// <summary>Whether writes are still being taken in turn to measure both methods.</summary>
+    public bool IsMeasuring => _configured == JournalWriteMethod.Auto && (_directCount < SamplesPerMethod || _bufferedCount < SamplesPerMethod);
+
+    private long _directMedian;
+    private long _bufferedMedian;
+    private long _directChoices;
+    private long _bufferedChoices;
+
+    /// <summary>For the environment's statistics (read on any thread: each figure is read whole, the set maybe not).</summary>
+    public JournalWriteStats Snapshot() => new()
+    {
+        Method = Chosen,
+        DirectSyncMedian = System.Diagnostics.Stopwatch.GetElapsedTime(0, Volatile.Read(ref _directMedian)),
+        BufferedThenSyncMedian = System.Diagnostics.Stopwatch.GetElapsedTime(0, Volatile.Read(ref _bufferedMedian)),
+        DirectSyncChosen = Volatile.Read(ref _directChoices),
+        BufferedThenSyncChosen = Volatile.Read(ref _bufferedChoices),
+    };
+
+    /// <summary>The method for the next write.</summary>
+    public JournalWriteMethod Next()
+    {
+        if (!IsMeasuring) return Chosen;
+        return _directCount <= _bufferedCount ? JournalWriteMethod.DirectSync : JournalWriteMethod.BufferedThenSync;
+    }
+
+    /// <summary>A write made with <paramref name="method"/> returned after <paramref name="ticks"/>.</summary>
+    public void Record(JournalWriteMethod method, long ticks)
+    {
+        if (!IsMeasuring) return;
+        if (method == JournalWriteMethod.DirectSync && _directCount < SamplesPerMethod) _direct[_directCount++] = ticks;
+        else if (method == JournalWriteMethod.BufferedThenSync && _bufferedCount < SamplesPerMethod) _buffered[_bufferedCount++] = ticks;
+        if (IsMeasuring) return;
+        var direct = Median(_direct);
+        var buffered = Median(_buffered);
+        Volatile.Write(ref _directMedian, direct);
+        Volatile.Write(ref _bufferedMedian, buffered);
+        // A tie keeps direct writes: they leave the page cache to the data file.
+        Chosen = buffered < direct ? JournalWriteMethod.BufferedThenSync : JournalWriteMethod.DirectSync;
+        if (Chosen == JournalWriteMethod.DirectSync) Interlocked.Increment(ref _directChoices);
+        else Interlocked.Increment(ref _bufferedChoices);
+    }
+
+    /// <summary>A new journal file went into use: measure again.</summary>
+    public void StartFile()
+    {
+        if (_configured != JournalWriteMethod.Auto) return;
+        _directCount = 0;
+        _bufferedCount = 0;
+    }
+
+    private static long Median(long[] samples)
+    {
+        Array.Sort(samples);
+        return (samples[SamplesPerMethod / 2 - 1] + samples[SamplesPerMethod / 2]) / 2;
+    }
+}
