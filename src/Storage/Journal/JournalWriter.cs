@@ -137,8 +137,8 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>How entries are made durable: measured per file (see <see cref="DurableWritePolicy"/>).</summary>
     public DurableWritePolicy WritePolicy { get; }
 
-    /// <summary>The file the write policy measured last (it measures each file anew).</summary>
-    private JournalFile? _measuredFile;
+    /// <summary>The number of the file the write policy measured last (it measures each file anew).</summary>
+    private long _measuredFileNumber = -1;
 
     /// <summary>Bytes of the journal files in use and the spares.</summary>
     public long TotalBytes
@@ -354,9 +354,9 @@ internal sealed unsafe class JournalWriter : IDisposable
 
     private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
     {
-        if (!ReferenceEquals(file, _measuredFile))
+        if (file.Number != _measuredFileNumber)
         {
-            _measuredFile = file;
+            _measuredFileNumber = file.Number;
             WritePolicy.StartFile();
         }
         var method = WritePolicy.Next();
