@@ -55,23 +55,47 @@ internal sealed class JournalFile : IDisposable
     public static unsafe JournalFile CreateSpare(string directory, string spareName, long sizeBytes, PlatformIo io, IFaultInjector? faults)
     {
         var path = System.IO.Path.Combine(directory, spareName + SpareExtension);
-        if (io.IsNative) return CreateSpareNative(directory, path, sizeBytes, faults);
-        using (var handle = FileIo.OpenReadWrite(path, create: true))
+        try
         {
-            FileIo.SetLength(handle, path, sizeBytes, faults);
-            faults?.AfterSetLength(path, sizeBytes);
-            using var zeros = new AlignedBuffer(ZeroChunkBytes);
-            new Span<byte>(zeros.Pointer, ZeroChunkBytes).Clear();
-            for (long offset = 0; offset < sizeBytes; offset += ZeroChunkBytes)
+            if (io.IsNative) return CreateSpareNative(directory, path, sizeBytes, faults);
+            using (var handle = FileIo.OpenReadWrite(path, create: true))
             {
-                var chunk = (int)Math.Min(ZeroChunkBytes, sizeBytes - offset);
-                FileIo.Write(handle, path, new ReadOnlySpan<byte>(zeros.Pointer, chunk), offset, faults);
-                faults?.AfterWrite(path, offset, new ReadOnlySpan<byte>(zeros.Pointer, chunk), durable: false);
+                FileIo.SetLength(handle, path, sizeBytes, faults);
+                faults?.AfterSetLength(path, sizeBytes);
+                using var zeros = new AlignedBuffer(ZeroChunkBytes);
+                new Span<byte>(zeros.Pointer, ZeroChunkBytes).Clear();
+                for (long offset = 0; offset < sizeBytes; offset += ZeroChunkBytes)
+                {
+                    var chunk = (int)Math.Min(ZeroChunkBytes, sizeBytes - offset);
+                    FileIo.Write(handle, path, new ReadOnlySpan<byte>(zeros.Pointer, chunk), offset, faults);
+                    faults?.AfterWrite(path, offset, new ReadOnlySpan<byte>(zeros.Pointer, chunk), durable: false);
+                }
+                FileIo.SyncData(handle, path, faults);
             }
-            FileIo.SyncData(handle, path, faults);
+            FileIo.SyncDirectory(directory, faults);
+            return Open(path, number: -1, io);
         }
-        FileIo.SyncDirectory(directory, faults);
-        return Open(path, number: -1, io);
+        catch (Exception e) when (e is StorageException or IOException)
+        {
+            // The spare was created here under a fresh name and never used: on a full disk, what it took of the space
+            // goes back at once instead of waiting for the next open to find it.
+            TryDeleteUnusedSpare(path, faults);
+            throw;
+        }
+    }
+
+    private static void TryDeleteUnusedSpare(string path, IFaultInjector? faults)
+    {
+        try
+        {
+            if (!File.Exists(path)) return;
+            File.Delete(path);
+            faults?.AfterDelete(path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Left for the next open, which adopts or deletes spares it can prove are its own.
+        }
     }
 
     private static JournalFile CreateSpareNative(string directory, string path, long sizeBytes, IFaultInjector? faults)

@@ -40,7 +40,12 @@ internal sealed class FaultCampaign
 
     private IEnumerable<CampaignCall> ManagedCalls => CampaignCalls.All.Where(c => !NativeBackend || !CampaignCalls.IsNative(c));
 
-    private static StorageOptions Options(IFaultInjector faults) => TestOptions.Busy with { FaultInjector = faults };
+    /// <summary>
+    /// Journal entries go out as O_DIRECT|O_DSYNC writes only: the campaign counts a journal write where the native layer
+    /// does, which does not see the buffered method's writes. The buffered method has its own fault and power-loss tests
+    /// (<c>JournalWriteMethodTests</c>, <c>A_power_cut_at_any_sync_point</c>).
+    /// </summary>
+    private static StorageOptions Options(IFaultInjector faults) => TestOptions.Busy with { FaultInjector = faults, JournalWriteMethod = JournalWriteMethod.DirectSync };
 
     /// <summary>Runs the trial with nothing failing and returns how many calls of each kind it made.</summary>
     public Dictionary<CampaignCall, long> Count()
