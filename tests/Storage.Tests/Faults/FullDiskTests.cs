@@ -95,9 +95,11 @@ public sealed class A_full_disk_met_by_the_data_file
             return;
         }
         using var temp = new TempDirectory("full-tmpfs");
-        using var mount = new SmallFileSystem(temp.Combine("mnt"), sizeBytes: 12 << 20);
+        // The five commits after the ballast goes need about 3.3 MB (50 values of 3,000 bytes each take an overflow
+        // page, and the journal cannot retire files until a flush gets through): the ballast leaves twice that.
+        using var mount = new SmallFileSystem(temp.Combine("mnt"), sizeBytes: 16 << 20);
         var ballast = Path.Combine(mount.Path, "ballast");
-        File.WriteAllBytes(ballast, new byte[3 << 20]);
+        File.WriteAllBytes(ballast, new byte[7 << 20]);
         var directory = Path.Combine(mount.Path, "env");
         var model = OrdinalBytes.NewModel();
         var env = StorageEnvironment.Open(directory, TestOptions.Small);
@@ -114,7 +116,18 @@ public sealed class A_full_disk_met_by_the_data_file
             using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree("t"), "once the disk is full");
 
             File.Delete(ballast);
-            for (var i = 0; i < 5; i++, next += 50) Commit(env, model, next, 50);
+            Console.WriteLine("after the ballast went: " + Listing(mount.Path));
+            for (var i = 0; i < 5; i++, next += 50)
+            {
+                try
+                {
+                    Commit(env, model, next, 50);
+                }
+                catch (StorageFullException e)
+                {
+                    throw new Xunit.Sdk.XunitException($"commit {i} after space returned: {e.Message}; {Listing(mount.Path)}");
+                }
+            }
             env.Dispose();
             env = StorageEnvironment.Open(directory, TestOptions.Small);
             using var tx = env.BeginRead();
@@ -125,6 +138,10 @@ public sealed class A_full_disk_met_by_the_data_file
             env.Dispose();
         }
     }
+
+    private static string Listing(string root) =>
+        string.Join(", ", Directory.EnumerateFiles(root, "*", SearchOption.AllDirectories)
+            .Select(f => $"{Path.GetRelativePath(root, f)} {new FileInfo(f).Length:N0}")) + $"; free {new DriveInfo(root).AvailableFreeSpace:N0}";
 
     private static void Commit(StorageEnvironment env, SortedDictionary<byte[], byte[]> model, int first, int count)
     {
