@@ -104,6 +104,31 @@ public sealed class A_failed_journal_write_during_commit
 public sealed class A_full_disk
 {
     [Fact]
+    public void Refusing_a_new_journal_file_leaves_no_part_of_it_behind()
+    {
+        using var temp = new TempDirectory("full");
+        var faults = new ScriptedFaults();
+        var options = TestOptions.JournalOnly with { FaultInjector = faults, MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 64 << 10 };
+        var env = StorageEnvironment.Open(temp.Path, options);
+        PutAndCommit(env, "t", ("a", "1"));
+        // Every spare's pre-size is refused, in the background and on the committing thread alike.
+        faults.FailWrites((path, _, _) => path.EndsWith(".spare", StringComparison.Ordinal), ScriptedFaults.Enospc, once: false, thisThreadOnly: false);
+        StorageFullException? full = null;
+        for (var i = 0; i < 100 && full is null; i++)
+        {
+            full = Record.Exception(() => PutAndCommit(env, "t", ($"k{i:D3}", new string('v', 6_000)))) as StorageFullException;
+        }
+        Assert.NotNull(full);
+        env.Dispose();
+
+        var journals = Path.Combine(temp.Path, "Journals");
+        Assert.Empty(Directory.EnumerateFiles(journals, "*.spare"));
+        faults.Clear();
+        using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
+        Assert.Equal("1", GetString(reopened, "t", "a"));
+    }
+
+    [Fact]
     public void During_a_journal_write_fails_the_commit_with_StorageFullException_and_a_reopen_recovers()
     {
         using var temp = new TempDirectory("full");
