@@ -59,6 +59,13 @@ public sealed record StorageOptions
     public IoBackend IoBackend { get; init; } = IoBackend.Auto;
 
     /// <summary>
+    /// How the journal makes a commit's write durable. <see cref="JournalWriteMethod.Auto"/> (the default) measures both
+    /// methods at the start of each journal file and goes on with the faster; <c>GetStats().JournalWriteMethod</c> says
+    /// which is in use.
+    /// </summary>
+    public JournalWriteMethod JournalWriteMethod { get; init; } = JournalWriteMethod.Auto;
+
+    /// <summary>
     /// A full leaf first hands entries to a neighbouring leaf with room (at least a sixteenth of a page free), and splits
     /// only when neither has any (the default). Random inserts then leave leaves about 84% full instead of the ~69% that
     /// splitting at once gives, so the data file is about a fifth smaller, at the cost of more pages changed per commit
@@ -147,13 +154,6 @@ public sealed record StorageOptions
 
     /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
     internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
-
-    /// <summary>
-    /// How the journal makes a commit's write durable. <see cref="JournalWriteMethod.Auto"/> (the default) measures both
-    /// methods at the start of each journal file and goes on with the faster; <c>GetStats().JournalWriteMethod</c> says
-    /// which is in use.
-    /// </summary>
-    public JournalWriteMethod JournalWriteMethod { get; init; } = JournalWriteMethod.Auto;
 
     /// <summary>Test seam: scratch buffers given back are filled with a pattern, so reading one that was freed too early fails loudly.</summary>
     internal bool PoisonFreedScratch { get; init; }

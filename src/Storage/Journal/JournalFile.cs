@@ -88,11 +88,9 @@ internal sealed class JournalFile : IDisposable
     {
         try
         {
-            if (!File.Exists(path)) return;
-            File.Delete(path);
-            faults?.AfterDelete(path);
+            if (File.Exists(path)) JournalFiles.Delete(path, faults);
         }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        catch (Exception e) when (e is StorageException or IOException)
         {
             // Left for the next open, which adopts or deletes spares it can prove are its own.
         }

@@ -73,7 +73,7 @@ internal readonly unsafe ref partial struct TreePage
     {
         int offset = ReadNode(index, out _, out int nodeSizeBytes);
         int count = Count;
-        byte* slot = _page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+        byte* slot = _page + SlotOffset(index);
         int tailBytes = (count - index - 1) * TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(slot + TreeNodeLayout.SlotSizeBytes, slot, tailBytes, tailBytes);
         Written(SlotOffset(index), tailBytes);
@@ -244,10 +244,7 @@ internal readonly unsafe ref partial struct TreePage
             // The node goes to the top of the hole, so that what is left of the hole stays next to the gap's side.
             int to = holeStarts[target] + holeLengths[target] - sizeBytes;
             holeLengths[target] -= sizeBytes;
-            Buffer.MemoryCopy(_page + offset, _page + to, sizeBytes, sizeBytes);
-            Written(to, sizeBytes);
-            Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
-            Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
+            MoveNode(slot, offset, to, sizeBytes);
             lowestMovedTo = Math.Min(lowestMovedTo, to);
         }
         int upper = bottom < count ? nodes[bottom] >> 16 : PageLayout.PageSizeBytes;
@@ -303,12 +300,7 @@ internal readonly unsafe ref partial struct TreePage
         for (int m = 0; m < moved; m++)
         {
             int slot = nodes[m] & 0xFFFF;
-            int from = ReadNode(slot, out _, out _);
-            int to = nodes[m] >> 16;
-            Buffer.MemoryCopy(_page + from, _page + to, sizes[slot], sizes[slot]);
-            Written(to, sizes[slot]);
-            Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
-            Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
+            MoveNode(slot, ReadNode(slot, out _, out _), nodes[m] >> 16, sizes[slot]);
         }
         HeaderWritten();
         Header->Upper = (ushort)upper;
@@ -364,6 +356,15 @@ internal readonly unsafe ref partial struct TreePage
             if (lengths[h] >= sizeBytes && starts[h] >= minStart && (best < 0 || lengths[h] < lengths[best])) best = h;
         }
         return best;
+    }
+
+    /// <summary>Moves node <paramref name="slot"/> from <paramref name="from"/> to <paramref name="to"/> and points its offset there.</summary>
+    private void MoveNode(int slot, int from, int to, int sizeBytes)
+    {
+        Buffer.MemoryCopy(_page + from, _page + to, sizeBytes, sizeBytes);
+        Written(to, sizeBytes);
+        Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
+        Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
     }
 
     /// <summary>Claims room for a node below Upper and an offset at <paramref name="index"/>; returns where to write the node.</summary>

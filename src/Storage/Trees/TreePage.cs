@@ -55,9 +55,15 @@ internal readonly unsafe ref partial struct TreePage
     public static TreePage Reopen(byte* page, long pageNumber) => new(page, pageNumber);
 
     /// <summary>As <see cref="Open(byte*, long)"/>, for a page whose writes are recorded into <paramref name="writtenLines"/> (may be null).</summary>
-    public static TreePage Open(byte* page, long pageNumber, ulong* writtenLines) => new(Open(page, pageNumber)._page, pageNumber, writtenLines);
+    public static TreePage Open(byte* page, long pageNumber, ulong* writtenLines)
+    {
+        CheckHeader(page, pageNumber);
+        return new TreePage(page, pageNumber, writtenLines);
+    }
 
-    public static TreePage Open(byte* page, long pageNumber)
+    public static TreePage Open(byte* page, long pageNumber) => Open(page, pageNumber, writtenLines: null);
+
+    private static void CheckHeader(byte* page, long pageNumber)
     {
         var header = (PageHeader*)page;
         if (header->PageNumber != pageNumber)
@@ -76,7 +82,6 @@ internal readonly unsafe ref partial struct TreePage
         {
             TreeThrowHelper.ThrowBadPageBounds(pageNumber, lower, upper);
         }
-        return new TreePage(page, pageNumber);
     }
 
     public ReadOnlySpan<byte> GetKey(int index)

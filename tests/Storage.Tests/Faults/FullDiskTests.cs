@@ -116,7 +116,6 @@ public sealed class A_full_disk_met_by_the_data_file
             using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree("t"), "once the disk is full");
 
             File.Delete(ballast);
-            Console.WriteLine("after the ballast went: " + Listing(mount.Path));
             for (var i = 0; i < 5; i++, next += 50)
             {
                 try
