@@ -39,6 +39,12 @@ internal sealed class JournalFile : IDisposable
     /// <summary>The file held entries before (a retired file kept as a spare): stale bytes follow whatever it holds now.</summary>
     public bool IsRecycled { get; set; }
 
+    /// <summary>
+    /// Whether the file has names besides this one (a hard link made by a backup, or another environment's link): its
+    /// contents are then not only the journal's to overwrite, so it is never recycled, only unlinked.
+    /// </summary>
+    public bool HasOtherNames => Posix.LinkCount(Path) is > 1;
+
     public static string FileName(long number) => number.ToString("D16", CultureInfo.InvariantCulture) + Extension;
 
     public static bool TryParseNumber(string fileName, out long number)

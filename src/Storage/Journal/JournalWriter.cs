@@ -98,6 +98,7 @@ internal sealed unsafe class JournalWriter : IDisposable
     /// <summary>
     /// Spares left by an earlier run are pre-written already: keep them for use. A spare is ours when its first
     /// block is zero (never used) or a journal file header of this environment (recycled); anything else is left alone.
+    /// One that has another name too (a hard link) is not reused: only its name here is removed.
     /// </summary>
     private void AdoptSpares()
     {
@@ -114,7 +115,7 @@ internal sealed unsafe class JournalWriter : IDisposable
             var ownership = JournalFiles.Ownership(path, _environmentId);
             if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
             var length = new FileInfo(path).Length;
-            if (_spares.Count < MaxSpares && length >= _nextSizeBytes && length % AlignedBuffer.Alignment == 0)
+            if (_spares.Count < MaxSpares && length >= _nextSizeBytes && length % AlignedBuffer.Alignment == 0 && Posix.LinkCount(path) is not > 1)
             {
                 var spare = JournalFile.Open(path, number: -1, _io);
                 spare.IsRecycled = ownership == JournalFileOwnership.Own;
@@ -480,7 +481,8 @@ internal sealed unsafe class JournalWriter : IDisposable
                 // start-up ramp are not worth keeping once files have grown.
                 keep = _spares.Count < MaxSpares && file.SizeBytes >= _nextSizeBytes && !_closed;
             }
-            if (!keep)
+            // A file with other names keeps its contents for them: only this name goes.
+            if (!keep || file.HasOtherNames)
             {
                 file.Delete(_faults);
                 continue;

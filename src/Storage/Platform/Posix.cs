@@ -78,4 +78,28 @@ internal static partial class Posix
     public static unsafe partial int MinCore(void* address, nuint lengthBytes, byte* vector);
 
     public static bool IsSupported => OperatingSystem.IsLinux();
+
+    private const int AtCurrentDirectory = -100;
+    private const uint StatxNLink = 0x4;
+
+    /// <summary>statx(2): its buffer is the same on every architecture (stx_mask at 0, stx_nlink at 16, 256 bytes in all).</summary>
+    [LibraryImport(LibC, EntryPoint = "statx", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
+    private static unsafe partial int Statx(int directoryFd, string path, int flags, uint mask, byte* buffer);
+
+    /// <summary>How many names the file at <paramref name="path"/> (a symbolic link followed) has, or null where that cannot be told.</summary>
+    public static unsafe uint? LinkCount(string path)
+    {
+        if (!IsSupported) return null;
+        var buffer = stackalloc byte[256];
+        try
+        {
+            if (Statx(AtCurrentDirectory, path, 0, StatxNLink, buffer) != 0) return null;
+        }
+        catch (EntryPointNotFoundException)
+        {
+            return null; // a C library older than statx
+        }
+        var returnedMask = *(uint*)buffer;
+        return (returnedMask & StatxNLink) != 0 ? *(uint*)(buffer + 16) : null;
+    }
 }

@@ -205,8 +205,8 @@ internal readonly unsafe ref partial struct TreePage
     private void PrefetchNextProbes(int low, int middle, int high)
     {
         if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
-        int left = (int)((uint)(low + middle - 1) >> 1);
-        int right = (int)((uint)(middle + 1 + high) >> 1);
+        int left = (low + middle - 1) >> 1;
+        int right = (middle + 1 + high) >> 1;
         if (left >= low) System.Runtime.Intrinsics.X86.Sse.Prefetch0(UncheckedNode(left));
         if (right <= high) System.Runtime.Intrinsics.X86.Sse.Prefetch0(UncheckedNode(right));
     }

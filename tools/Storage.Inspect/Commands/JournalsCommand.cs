@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Storage.Inspection;
 using Storage.Journal;
@@ -11,7 +10,7 @@ namespace Storage.Inspect.Commands;
 /// uncompressed payload sizes, checksum state and hard-link count (a shared journal of an environment group is linked
 /// into several directories).
 /// </summary>
-internal static unsafe partial class JournalsCommand
+internal static class JournalsCommand
 {
     internal sealed record JournalSummary(long Number, string Path, long Bytes, int Links, string Header, int Entries, long FirstTransaction, long LastTransaction,
         long StoredBytes, long UncompressedBytes, int CompressedEntries, int OtherEnvironmentEntries, long UsedBytes, string State, long? DamagedAtOffset);
@@ -134,17 +133,6 @@ internal static unsafe partial class JournalsCommand
         return new JournalSummary(number, path, reader.LengthBytes, LinkCount(path), headerText, entries, first, last, stored, uncompressed, compressed, others, offset, state, damagedAt);
     }
 
-    /// <summary>The file's hard-link count through statx (whose layout is the same on every Linux architecture); -1 elsewhere.</summary>
-    internal static int LinkCount(string path)
-    {
-        if (!OperatingSystem.IsLinux()) return -1;
-        var buffer = stackalloc byte[256];
-        const int AtFdCwd = -100;
-        const uint StatxNlink = 0x4;
-        if (Statx(AtFdCwd, path, 0, StatxNlink, buffer) != 0) return -1;
-        return (int)Unsafe.ReadUnaligned<uint>(buffer + 16);
-    }
-
-    [LibraryImport("libc", EntryPoint = "statx", StringMarshalling = StringMarshalling.Utf8)]
-    private static partial int Statx(int dirFd, string path, int flags, uint mask, byte* buffer);
+    /// <summary>The file's hard-link count; -1 where it cannot be told.</summary>
+    internal static int LinkCount(string path) => Storage.Platform.Posix.LinkCount(path) is { } count ? (int)count : -1;
 }
