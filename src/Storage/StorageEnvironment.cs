@@ -314,7 +314,8 @@ public sealed partial class StorageEnvironment : IDisposable
             }
         }
         recovery.VerifyPages();
-        var continueInPlace = damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber;
+        // A shared file of a group is never written again once its writer closed: the journal goes on in a new file of its own.
+        var continueInPlace = damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber && !walk.EndsInSharedFile;
         if (!continueInPlace)
         {
             if (!Directory.Exists(journalDirectory)) CreateJournalDirectory(journalDirectory, options.FaultInjector);
@@ -388,7 +389,7 @@ public sealed partial class StorageEnvironment : IDisposable
         foreach (var (number, path) in files)
         {
             if (number >= firstNeededNumber) continue;
-            if (JournalFiles.Ownership(path, environmentId) == JournalFileOwnership.Own) JournalFiles.Delete(path, faults);
+            if (JournalFiles.Ownership(path, environmentId) is JournalFileOwnership.Own or JournalFileOwnership.SharedLink) JournalFiles.Delete(path, faults);
             else left++;
         }
         return left;

@@ -59,8 +59,19 @@ internal sealed unsafe class JournalEntryReader : IDisposable
         return true;
     }
 
-    /// <summary>Reads the entry at <paramref name="offsetBytes"/> into the buffer and verifies its checksum, without decompressing it.</summary>
-    private bool TryReadHeaderAndChecksum(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out long entrySizeBytes)
+    /// <summary>
+    /// Whether a whole, valid entry of another environment than <paramref name="environmentId"/> starts at
+    /// <paramref name="offsetBytes"/> (its checksum verified, its payload not decompressed): in a shared file, the entries
+    /// of the group's other members, which a member's walk steps over.
+    /// </summary>
+    public bool TryReadForeign(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out long entrySizeBytes) =>
+        TryReadHeaderAndChecksum(offsetBytes, environmentId, out header, out entrySizeBytes, foreign: true);
+
+    /// <summary>
+    /// Reads the entry at <paramref name="offsetBytes"/> into the buffer and verifies its checksum, without decompressing it:
+    /// an entry of <paramref name="environmentId"/>, or with <paramref name="foreign"/> one of any other environment.
+    /// </summary>
+    private bool TryReadHeaderAndChecksum(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out long entrySizeBytes, bool foreign = false)
     {
         entrySizeBytes = 0;
         header = default;
@@ -68,7 +79,7 @@ internal sealed unsafe class JournalEntryReader : IDisposable
         var headerBytes = new Span<byte>(_buffer.Pointer, JournalEntryHeader.SizeBytes);
         if (FileIo.Read(_handle, Path, headerBytes, offsetBytes) < JournalEntryHeader.SizeBytes) return false;
         header = Unsafe.Read<JournalEntryHeader>(_buffer.Pointer);
-        if (header.Marker != JournalEntryHeader.ExpectedMarker || header.EnvironmentId != environmentId) return false;
+        if (header.Marker != JournalEntryHeader.ExpectedMarker || (header.EnvironmentId == environmentId) == foreign) return false;
         if (header.PayloadSizeBytes < 0 || header.UncompressedSizeBytes < 0 || header.RecordCount < 0) return false;
         if (header.PayloadSizeBytes > MaxEntryBytes || header.UncompressedSizeBytes > MaxEntryBytes) return false;
         entrySizeBytes = AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + header.PayloadSizeBytes);
@@ -134,6 +145,14 @@ internal sealed unsafe class JournalEntryReader : IDisposable
             }
             offset = next;
         }
+    }
+
+    /// <summary>Reads the 4 KiB block at <paramref name="offsetBytes"/> (less at the end of the file): where a group end marker would be.</summary>
+    public ReadOnlySpan<byte> ReadBlock(long offsetBytes)
+    {
+        var span = new Span<byte>(_buffer.Pointer, JournalBlock.Bytes);
+        var read = offsetBytes < LengthBytes ? FileIo.Read(_handle, Path, span, offsetBytes) : 0;
+        return span[..read];
     }
 
     /// <summary>Reads the first 128 bytes at <paramref name="offsetBytes"/> (fewer at the end of the file).</summary>

@@ -18,10 +18,26 @@ internal struct JournalFileHeader
     public const int BlockBytes = JournalBlock.Bytes;
 
     public const ulong ExpectedMagic = 0x4C49464A_47524F54; // "TORGJFIL"
+
+    /// <summary>The format of a file of one environment.</summary>
     public const int CurrentFormatVersion = 2;
+
+    /// <summary>
+    /// The format of a shared file (<see cref="SharedFlag"/>): entries of several environments, group end markers. A
+    /// library that reads only version 2 refuses such a file instead of stopping at the first entry of another environment.
+    /// </summary>
+    public const int SharedFormatVersion = 3;
 
     /// <summary>The file held entries before (it was recycled): stale bytes may follow its last entry.</summary>
     public const int RecycledFlag = 1;
+
+    /// <summary>
+    /// A journal file of an environment group: the root's writer puts the entries of every member into it, and each member
+    /// with entries there has it hard-linked into its own journal folder under a number of its own. <see cref="EnvironmentId"/>,
+    /// <see cref="FileNumber"/> and <see cref="FirstTransactionId"/> are the writing (root) environment's. It is never
+    /// recycled and never written again once its writer has closed, and it ends with a <see cref="JournalGroupEndMarker"/>.
+    /// </summary>
+    public const int SharedFlag = 2;
 
     [FieldOffset(0)] public ulong Magic;
     [FieldOffset(8)] public int FormatVersion;
@@ -41,13 +57,16 @@ internal struct JournalFileHeader
 
     public const int ChecksumOffset = 48;
 
-    public static JournalFileHeader Create(ulong environmentId, long fileNumber, long fileSizeBytes, long firstTransactionId, bool recycled)
+    public readonly bool IsShared => (Flags & SharedFlag) != 0;
+
+    public static JournalFileHeader Create(ulong environmentId, long fileNumber, long fileSizeBytes, long firstTransactionId, bool recycled, bool shared = false)
     {
+        if (shared && recycled) throw new ArgumentException("A shared journal file is never recycled.", nameof(recycled));
         var header = new JournalFileHeader
         {
             Magic = ExpectedMagic,
-            FormatVersion = CurrentFormatVersion,
-            Flags = recycled ? RecycledFlag : 0,
+            FormatVersion = shared ? SharedFormatVersion : CurrentFormatVersion,
+            Flags = (recycled ? RecycledFlag : 0) | (shared ? SharedFlag : 0),
             EnvironmentId = environmentId,
             FileNumber = fileNumber,
             SizeBytesOfFile = fileSizeBytes,
@@ -81,9 +100,15 @@ internal struct JournalFileHeader
             problem = "journal file header checksum mismatch";
             return null;
         }
-        if (header.FormatVersion != CurrentFormatVersion)
+        if (header.FormatVersion is not (CurrentFormatVersion or SharedFormatVersion))
         {
-            problem = $"journal format {header.FormatVersion}, this library reads {CurrentFormatVersion}";
+            problem = $"journal format {header.FormatVersion}, this library reads {CurrentFormatVersion} and {SharedFormatVersion}";
+            return null;
+        }
+        if (header.IsShared != (header.FormatVersion == SharedFormatVersion) || (header.IsShared && (header.Flags & RecycledFlag) != 0)
+            || (header.Flags & ~(RecycledFlag | SharedFlag)) != 0)
+        {
+            problem = $"journal format {header.FormatVersion} with flags {header.Flags:x}: no such file";
             return null;
         }
         if (header.FileNumber < 0 || header.SizeBytesOfFile < BlockBytes * 2 || header.SizeBytesOfFile % AlignedBuffer.Alignment != 0 || header.FirstTransactionId < 1)

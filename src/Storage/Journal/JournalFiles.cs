@@ -15,6 +15,12 @@ internal enum JournalFileOwnership
     /// <summary>A valid journal file header of another environment.</summary>
     Foreign,
 
+    /// <summary>
+    /// A shared file of an environment group (written by the group's root, another environment): in this environment's folder
+    /// it is this environment's link, and removing it removes only that name, which the other members' links do not need.
+    /// </summary>
+    SharedLink,
+
     /// <summary>Neither: damaged, or not a journal file at all. Left alone.</summary>
     Unknown,
 }
@@ -55,7 +61,11 @@ internal static class JournalFiles
             return JournalFileOwnership.Unknown;
         }
         var header = JournalFileHeader.TryParse(block[..read], out _);
-        if (header is { } h) return h.EnvironmentId == environmentId ? JournalFileOwnership.Own : JournalFileOwnership.Foreign;
+        if (header is { } h)
+        {
+            if (h.EnvironmentId == environmentId) return JournalFileOwnership.Own;
+            return h.IsShared ? JournalFileOwnership.SharedLink : JournalFileOwnership.Foreign;
+        }
         return read == block.Length && !block.ContainsAnyExcept((byte)0) ? JournalFileOwnership.Blank : JournalFileOwnership.Unknown;
     }
 

@@ -26,6 +26,9 @@ internal sealed class JournalWalkResult
 
     public string? EndPath { get; set; }
 
+    /// <summary>The file the walk ended in is a shared file of an environment group, which no one writes into again once its writer closed.</summary>
+    public bool EndsInSharedFile { get; set; }
+
     public long EndOffsetBytes { get; set; }
 
     /// <summary>Where an incomplete or damaged entry after the last replayed one was dropped (never acknowledged, or damage that looks the same).</summary>
@@ -48,7 +51,9 @@ internal sealed class JournalWalkResult
 /// The replay rules, shared by recovery, the read-only snapshot and the inspection tool. The walk starts where the
 /// data file's header says the synced state ends and follows entries with consecutive transaction ids, within a
 /// file and from file to file (by the end marker the writer leaves, or by the next file's header). Every file on
-/// the way must carry a valid header of this environment with its own number, and be as long as that header says.
+/// the way must carry a valid header of this environment with its own number, and be as long as that header says;
+/// or be a shared file of an environment group (<see cref="JournalFileHeader.SharedFlag"/>), where the walk steps
+/// over the whole, valid entries of the other members and follows the group end marker's record of this environment.
 /// </summary>
 /// <remarks>
 /// Where the walk ends: an invalid entry there is a torn tail (an entry never acknowledged, or damage that looks
@@ -81,12 +86,21 @@ internal static class JournalReplay
                 return result;
             }
             using var reader = new JournalEntryReader(path, fileNumber);
-            CheckFileHeader(reader, environmentId, fileNumber, firstFile ? null : result.LastTransactionId + 1, ref offset, result, files);
+            var shared = CheckFileHeader(reader, environmentId, fileNumber, firstFile ? null : result.LastTransactionId + 1, ref offset, result, files);
             result.EndFileNumber = fileNumber;
             result.EndPath = path;
+            result.EndsInSharedFile = shared;
             result.EndOffsetBytes = offset;
-            while (reader.TryRead(offset, environmentId, out var entry, out var payload, out var size) && entry.TransactionId == result.LastTransactionId + 1)
+            while (true)
             {
+                if (shared && reader.TryReadForeign(offset, environmentId, out _, out var foreignSize))
+                {
+                    // Another member's entry: whole and valid, so the walk steps over it.
+                    offset += foreignSize;
+                    result.EndOffsetBytes = offset;
+                    continue;
+                }
+                if (!reader.TryRead(offset, environmentId, out var entry, out var payload, out var size) || entry.TransactionId != result.LastTransactionId + 1) break;
                 if (!visit(entry, payload, path, offset))
                 {
                     result.StoppedByVisitor = true;
@@ -98,21 +112,22 @@ internal static class JournalReplay
                 result.EndOffsetBytes = offset;
             }
 
-            var block = reader.ReadBlockStart(offset);
-            if (JournalEndMarker.TryParse(block, environmentId, fileNumber) is { } marker)
+            var next = shared ? NextAfterShared(reader, offset, environmentId, fileNumber) : NextAfter(reader, offset, environmentId, fileNumber);
+            if (next is var (nextFileNumber, nextTransactionId))
             {
-                if (marker.NextTransactionId != result.LastTransactionId + 1)
+                if (nextTransactionId != result.LastTransactionId + 1)
                 {
                     SetDamage(result, files, environmentId,
-                        $"Journal file {Path.GetFileName(path)} ends with a pointer to transaction {marker.NextTransactionId}, but its last entry is transaction {result.LastTransactionId}.",
+                        $"Journal file {Path.GetFileName(path)} ends with a pointer to transaction {nextTransactionId}, but its last entry is transaction {result.LastTransactionId}.",
                         path, offset, fileNumber, offset);
                     return result;
                 }
-                fileNumber = marker.NextFileNumber;
+                fileNumber = nextFileNumber;
                 offset = JournalFileHeader.BlockBytes;
                 firstFile = false;
                 continue;
             }
+            var block = reader.ReadBlockStart(offset);
             if (result.Damage is null && StartsNext(byNumber, fileNumber + 1, environmentId, result.LastTransactionId + 1))
             {
                 // The writer put the next file into use but stopped before it wrote the marker here: nothing after it was acknowledged in this file.
@@ -124,10 +139,10 @@ internal static class JournalReplay
 
             if (result.Damage is null)
             {
-                ClassifyTail(reader, block, environmentId, result, offset);
+                ClassifyTail(reader, block, environmentId, result, offset, shared);
                 var lost = new LaterEntries();
                 reader.ScanLaterEntries(offset, environmentId, result.LastTransactionId, ref lost);
-                if (!result.TornTailDropped && lost.FirstNonZeroOffset >= 0) ClassifyLaterBytes(reader, result, lost.FirstNonZeroOffset);
+                if (!shared && !result.TornTailDropped && lost.FirstNonZeroOffset >= 0) ClassifyLaterBytes(reader, result, lost.FirstNonZeroOffset);
                 ScanFilesAfter(files, fileNumber, environmentId, result.LastTransactionId, ref lost);
                 if (lost.Count > 0)
                 {
@@ -156,17 +171,24 @@ internal static class JournalReplay
     /// header says (journal files are pre-sized: a shorter one was cut). Damage found here is recorded, and the walk
     /// still replays the valid entries the file holds, so an open that accepts the loss keeps them.
     /// </summary>
-    private static void CheckFileHeader(JournalEntryReader reader, ulong environmentId, long fileNumber, long? firstTransactionId, ref long offset,
+    /// <returns>Whether the file is a shared file of an environment group (entries of other environments are stepped over).</returns>
+    /// <remarks>
+    /// A shared file's header is its writer's (the group's root): in another member's folder the file has that member's
+    /// number, and its first entry of that member is found by the walk, so only the root checks number and first transaction.
+    /// </remarks>
+    private static bool CheckFileHeader(JournalEntryReader reader, ulong environmentId, long fileNumber, long? firstTransactionId, ref long offset,
         JournalWalkResult result, IReadOnlyList<(long Number, string Path)> files)
     {
         var name = Path.GetFileName(reader.Path);
         var fileHeader = reader.ReadFileHeader(out var problem);
+        var shared = fileHeader is { IsShared: true };
+        var written = fileHeader is { } w && w.EnvironmentId == environmentId;
         string? why = null;
         if (fileHeader is not { } h) why = $"Journal file {name} has no valid header ({problem}).";
-        else if (h.EnvironmentId != environmentId) why = $"Journal file {name} belongs to another environment ({h.EnvironmentId:x16}).";
-        else if (h.FileNumber != fileNumber) why = $"Journal file {name} says it is file {h.FileNumber}.";
+        else if (!written && !shared) why = $"Journal file {name} belongs to another environment ({h.EnvironmentId:x16}).";
+        else if (written && h.FileNumber != fileNumber) why = $"Journal file {name} says it is file {h.FileNumber}.";
         else if (reader.LengthBytes != h.SizeBytesOfFile) why = $"Journal file {name} is {reader.LengthBytes:N0} bytes long, but its header says {h.SizeBytesOfFile:N0}: it was cut short (or extended) after it was written.";
-        else if (firstTransactionId is { } first && h.FirstTransactionId != first) why = $"Journal file {name} starts with transaction {h.FirstTransactionId}, but the journal continues with transaction {first}.";
+        else if (written && firstTransactionId is { } first && h.FirstTransactionId != first) why = $"Journal file {name} starts with transaction {h.FirstTransactionId}, but the journal continues with transaction {first}.";
         if (offset < JournalFileHeader.BlockBytes || offset > reader.LengthBytes)
         {
             why ??= $"The data file's header points to offset {offset} of journal file {name}, outside its entries.";
@@ -176,13 +198,33 @@ internal static class JournalReplay
         {
             result.Damage = new JournalDamage(why, reader.Path, 0, fileNumber, default);
         }
+        return shared;
     }
+
+    /// <summary>Where an environment's own file says the journal goes on (its end marker), or null.</summary>
+    private static (long FileNumber, long TransactionId)? NextAfter(JournalEntryReader reader, long offset, ulong environmentId, long fileNumber) =>
+        JournalEndMarker.TryParse(reader.ReadBlockStart(offset), environmentId, fileNumber) is { } marker ? (marker.NextFileNumber, marker.NextTransactionId) : null;
+
+    /// <summary>Where a shared file's group end marker says this environment's journal goes on, or null.</summary>
+    private static (long FileNumber, long TransactionId)? NextAfterShared(JournalEntryReader reader, long offset, ulong environmentId, long fileNumber) =>
+        JournalGroupEndMarker.TryFind(reader.ReadBlock(offset), environmentId, fileNumber) is { } record ? (record.NextFileNumber, record.NextTransactionId) : null;
 
     private static bool StartsNext(Dictionary<long, string> byNumber, long fileNumber, ulong environmentId, long transactionId)
     {
         if (!byNumber.TryGetValue(fileNumber, out var path)) return false;
         var header = JournalFiles.ReadHeader(path, out var length, out _);
-        return header is { } h && h.EnvironmentId == environmentId && h.FileNumber == fileNumber && h.FirstTransactionId == transactionId && h.SizeBytesOfFile == length;
+        if (header is not { } h || h.SizeBytesOfFile != length) return false;
+        if (h.EnvironmentId == environmentId) return h.FileNumber == fileNumber && h.FirstTransactionId == transactionId;
+        return h.IsShared && FirstOwnTransaction(path, fileNumber, environmentId) == transactionId;
+    }
+
+    /// <summary>The transaction of this environment's first entry in a shared file (stepping over the other members' entries), or 0.</summary>
+    private static long FirstOwnTransaction(string path, long fileNumber, ulong environmentId)
+    {
+        using var reader = new JournalEntryReader(path, fileNumber);
+        long offset = JournalFileHeader.BlockBytes;
+        while (reader.TryReadForeign(offset, environmentId, out _, out var size)) offset += size;
+        return reader.TryRead(offset, environmentId, out var entry, out _, out _) ? entry.TransactionId : 0;
     }
 
     /// <summary>
@@ -207,7 +249,7 @@ internal static class JournalReplay
     /// for the next transaction (written in part, or damaged), a torn end marker, or, in a file never recycled,
     /// anything but zeros. A recycled file holds stale bytes of its earlier use there, which say nothing.
     /// </summary>
-    private static void ClassifyTail(JournalEntryReader reader, ReadOnlySpan<byte> block, ulong environmentId, JournalWalkResult result, long offset)
+    private static void ClassifyTail(JournalEntryReader reader, ReadOnlySpan<byte> block, ulong environmentId, JournalWalkResult result, long offset, bool shared)
     {
         if (block.Length == 0 || !block.ContainsAnyExcept((byte)0)) return;
         string? reason = null;
@@ -224,6 +266,10 @@ internal static class JournalReplay
         {
             var end = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEndMarker>(block);
             if (end.FileNumber == reader.Number) reason = "an incomplete or damaged end marker";
+        }
+        else if (shared && JournalGroupEndMarker.HasMagic(block))
+        {
+            reason = "an incomplete or damaged group end marker";
         }
         else if (IsNeverRecycled(reader))
         {

@@ -66,4 +66,50 @@ public sealed unsafe class The_journal_and_header_formats
         block[33] ^= 1;
         Assert.Null(JournalEndMarker.TryParse(block, 0xABCDEF, 7));
     }
+
+    [Fact]
+    public void A_shared_journal_file_header_has_its_own_format_version_and_flag()
+    {
+        var header = JournalFileHeader.Create(0xABCDEF, fileNumber: 7, fileSizeBytes: 1 << 20, firstTransactionId: 42, recycled: false, shared: true);
+        var block = new byte[JournalFileHeader.BlockBytes];
+        fixed (byte* p = block) header.WriteBlock(p);
+
+        var parsed = JournalFileHeader.TryParse(block, out var problem);
+
+        Assert.Null(problem);
+        Assert.True(parsed!.Value.IsShared);
+        Assert.Equal(JournalFileHeader.SharedFormatVersion, parsed.Value.FormatVersion);
+        Assert.Throws<ArgumentException>(() => JournalFileHeader.Create(1, 1, 1 << 20, 1, recycled: true, shared: true));
+        // The flag without the version (or the version without the flag) is no file this library writes.
+        foreach (var (version, flags) in new[] { (JournalFileHeader.CurrentFormatVersion, JournalFileHeader.SharedFlag), (JournalFileHeader.SharedFormatVersion, 0) })
+        {
+            var odd = header with { FormatVersion = version, Flags = flags };
+            odd.Checksum = JournalBlock.Checksum(odd, JournalFileHeader.ChecksumOffset);
+            var oddBlock = new byte[JournalFileHeader.BlockBytes];
+            fixed (byte* p = oddBlock) odd.WriteBlock(p);
+            Assert.Null(JournalFileHeader.TryParse(oddBlock, out problem));
+            Assert.Contains("no such file", problem);
+        }
+    }
+
+    [Fact]
+    public void A_group_end_marker_gives_each_member_its_own_next_file_and_refuses_any_flipped_bit()
+    {
+        var block = new byte[JournalGroupEndMarker.BlockBytes];
+        GroupEndRecord[] records = [new(0xA, FileNumber: 7, NextFileNumber: 8, NextTransactionId: 100), new(0xB, FileNumber: 3, NextFileNumber: 4, NextTransactionId: 20)];
+        JournalGroupEndMarker.Write(block, writerEnvironmentId: 0xA, fileNumber: 7, records);
+
+        Assert.Equal(records[0], JournalGroupEndMarker.TryFind(block, 0xA, 7));
+        Assert.Equal(records[1], JournalGroupEndMarker.TryFind(block, 0xB, 3));
+        Assert.Null(JournalGroupEndMarker.TryFind(block, 0xB, 7));
+        Assert.Null(JournalGroupEndMarker.TryFind(block, 0xC, 3));
+        var used = JournalGroupEndMarker.HeaderBytes + records.Length * JournalGroupEndMarker.RecordBytes;
+        for (var bit = 0; bit < used * 8; bit++)
+        {
+            var damaged = (byte[])block.Clone();
+            damaged[bit / 8] ^= (byte)(1 << (bit % 8));
+            Assert.Null(JournalGroupEndMarker.TryFind(damaged, 0xB, 3));
+        }
+        Assert.Throws<ArgumentException>(() => JournalGroupEndMarker.Write(block, 0xA, 7, new GroupEndRecord[JournalGroupEndMarker.MaxRecords + 1]));
+    }
 }

@@ -62,10 +62,11 @@ internal static class JournalsCommand
         var headerText = fileHeader switch
         {
             null => $"invalid ({headerProblem})",
+            { IsShared: true, EnvironmentId: var id, FileNumber: var n } when id != environmentId => $"shared, written by {id:x16} as its file {n}",
             { EnvironmentId: var id } when id != environmentId => $"another environment ({id:x16})",
             { FileNumber: var n } when n != number => $"invalid (says it is file {n})",
             { SizeBytesOfFile: var size } when size != reader.LengthBytes => $"invalid (says {size:N0} bytes)",
-            { } h => $"ok, from tx {h.FirstTransactionId}{((h.Flags & JournalFileHeader.RecycledFlag) != 0 ? ", recycled" : "")}",
+            { } h => $"ok, from tx {h.FirstTransactionId}{((h.Flags & JournalFileHeader.RecycledFlag) != 0 ? ", recycled" : "")}{(h.IsShared ? ", shared" : "")}",
         };
         int entries = 0, compressed = 0, others = 0;
         long first = -1, last = -1, stored = 0, uncompressed = 0, offset = JournalFileHeader.BlockBytes;
@@ -97,6 +98,20 @@ internal static class JournalsCommand
                 offset += size;
                 continue;
             }
+            if (fileHeader is { IsShared: true })
+            {
+                if (reader.TryReadForeign(offset, environmentId, out _, out var foreignSize))
+                {
+                    others++; // an entry of another member of the group
+                    offset += foreignSize;
+                    continue;
+                }
+                if (JournalGroupEndMarker.TryFind(reader.ReadBlock(offset), environmentId, number) is { } record)
+                {
+                    state = $"continues in file {record.NextFileNumber} with tx {record.NextTransactionId}";
+                    break;
+                }
+            }
             var block = reader.ReadBlockStart(offset);
             if (JournalEndMarker.TryParse(block, environmentId, number) is { } marker)
             {
@@ -105,13 +120,6 @@ internal static class JournalsCommand
             }
             if (!block.ContainsAnyExcept((byte)0)) break; // pre-written zeros: the end of what was used
             var raw = MemoryMarshal.Read<JournalEntryHeader>(block);
-            if (raw.Marker == JournalEntryHeader.ExpectedMarker && raw.EnvironmentId != environmentId && raw.PayloadSizeBytes >= 0
-                && offset + JournalEntryHeader.SizeBytes + raw.PayloadSizeBytes <= reader.LengthBytes)
-            {
-                others++; // an entry of another environment of the group, in a shared journal
-                offset += AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + raw.PayloadSizeBytes);
-                continue;
-            }
             if (valid || (raw.Marker == JournalEntryHeader.ExpectedMarker && raw.EnvironmentId == environmentId && raw.TransactionId <= last))
             {
                 state = "ok (stale entries of earlier use follow)";
