@@ -275,6 +275,12 @@ public readonly record struct EnvironmentStats
     /// <summary>How journal writes are made durable now, and what the last measurement of the two ways found.</summary>
     public JournalWriteStats JournalWriteMethod { get; init; }
 
+    /// <summary>
+    /// Whether the environment's entries go into its group's shared journal (<see cref="EnvironmentGroup"/>): then
+    /// <see cref="JournalWrites"/> counts the group's writes that carried them, which other members' entries shared.
+    /// </summary>
+    public bool JournalShared { get; init; }
+
     /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
     public RecoveryStats Recovery { get; init; }
 

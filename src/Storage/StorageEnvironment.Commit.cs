@@ -305,6 +305,8 @@ public sealed partial class StorageEnvironment
     public void Dispose()
     {
         if (_disposed) return;
+        // A group's root closes its branches first: they write into its journal folder.
+        Interlocked.Exchange(ref _beforeClose, null)?.Invoke();
         _disposed = true;
         StopMerging();
         var haveWriteLock = _writeLock.Wait(DisposeWriterWaitMs);
@@ -335,12 +337,31 @@ public sealed partial class StorageEnvironment
             }
         }
         Journal.Dispose();
+        Interlocked.Exchange(ref _closed, null)?.Invoke();
         _flusher.Dispose();
         _metrics.Dispose();
         ReleaseLifetimeReference();
     }
 
     private const int DisposeWriterWaitMs = 10_000;
+
+    private Action? _beforeClose;
+
+    /// <summary>Run once at the start of <see cref="Dispose"/> (a group's root closes the group's branches there).</summary>
+    internal Action? BeforeClose
+    {
+        set => _beforeClose = value;
+    }
+
+    private Action? _closed;
+
+    /// <summary>Run once after the journal is closed, by <see cref="Dispose"/> or a simulated crash (a group's root ends the shared journal there).</summary>
+    internal Action? ClosedHook
+    {
+        set => _closed = value;
+    }
+
+    internal bool IsDisposed => _disposed;
 
     /// <summary>
     /// At a clean close with everything synced, when the journal's files take more than their share of the data file:
@@ -374,6 +395,7 @@ public sealed partial class StorageEnvironment
         StopMerging();
         _flusher.Stop();
         Journal.Dispose();
+        Interlocked.Exchange(ref _closed, null)?.Invoke();
         _flusher.Dispose();
         _metrics.Dispose();
         // A killed process holds no lock: the directory is free at once (the test must not use old transactions).

@@ -42,7 +42,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private StackTrace? _writerBeganAt;
 
     /// <summary>An environment over a recovered state; nothing runs (no flusher) until <see cref="Start"/>.</summary>
-    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, JournalWriter journal)
+    private StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, IEnvironmentJournal journal)
     {
         DirectoryPath = directory;
         Options = options;
@@ -101,7 +101,7 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>The maps of the lines each page of the current write transaction changed.</summary>
     internal Transactions.WrittenLines WriterLines { get; } = new();
 
-    internal JournalWriter Journal { get; }
+    internal IEnvironmentJournal Journal { get; }
 
     internal EnvironmentState CurrentState => Volatile.Read(ref _state);
 
@@ -112,7 +112,17 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <exception cref="StorageException">Another process has it open (<see cref="StorageErrorCode.EnvironmentLocked"/>), the path is not an
     /// environment (<see cref="StorageErrorCode.NotAnEnvironment"/>), or an I/O call failed.</exception>
     /// <exception cref="StorageCorruptedException">A file is damaged; nothing was changed.</exception>
-    public static StorageEnvironment Open(string directory, StorageOptions? options = null)
+    public static StorageEnvironment Open(string directory, StorageOptions? options = null) => Open(directory, options, journalFactory: null);
+
+    /// <summary>What an environment's journal is made from, once recovery has read the header and listed the files.</summary>
+    internal readonly record struct JournalContext(string JournalDirectory, ulong EnvironmentId, long FirstFreeFileNumber, PlatformIo Io, StorageOptions Options);
+
+    /// <summary>
+    /// Opens with a journal of the caller's making (a member of an environment group with shared journals), or the
+    /// environment's own <see cref="JournalWriter"/> when <paramref name="journalFactory"/> is null. A journal that is not
+    /// the environment's own never continues in a file of an earlier run: recovery always moves it on.
+    /// </summary>
+    internal static StorageEnvironment Open(string directory, StorageOptions? options, Func<JournalContext, IEnvironmentJournal>? journalFactory)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         options ??= StorageOptions.Default;
@@ -134,14 +144,16 @@ public sealed partial class StorageEnvironment : IDisposable
             dataFile = DataFile.Open(dataPath, io, faults, options.RandomAccessMap);
             var header = ReadBestHeader(dataFile, out var invalidSlot);
             using var recovery = new Recovery(dataFile, header);
-            var plan = Replay(recovery, dataFile, journalDirectory, header, invalidSlot, options);
+            var plan = Replay(recovery, dataFile, journalDirectory, header, invalidSlot, options, mayContinue: journalFactory is null);
             var recovered = header;
             recovered.LastSyncedTransactionId = recovery.LastTransactionId;
             recovered.NextPageNumber = recovery.NextPageNumber;
             recovered.RootTree = recovery.RootTree;
             if (!plan.ContinueInPlace) recovered.Sequence++;
             var nextJournal = Math.Max(header.JournalFileNumber, plan.Files.Count == 0 ? 0 : plan.Files[^1].Number) + 1;
-            var journal = new JournalWriter(journalDirectory, header.EnvironmentId, nextJournal, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults, options.JournalWriteMethod);
+            IEnvironmentJournal journal = journalFactory is null
+                ? new JournalWriter(journalDirectory, header.EnvironmentId, nextJournal, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults, options.JournalWriteMethod)
+                : journalFactory(new JournalContext(journalDirectory, header.EnvironmentId, nextJournal, io, options));
             try
             {
                 env = new StorageEnvironment(directory, options, lockHandle, dataFile, recovered, journal);
@@ -291,7 +303,7 @@ public sealed partial class StorageEnvironment : IDisposable
     /// Replays the journal after the header's synced transaction and verifies what it rebuilt; damage fails here (a
     /// strict open) with nothing changed. Unless nothing needed replaying, the rebuilt pages are written and synced.
     /// </summary>
-    private static RecoveryPlan Replay(Recovery recovery, DataFile dataFile, string journalDirectory, in FileHeader header, string? invalidSlot, StorageOptions options)
+    private static RecoveryPlan Replay(Recovery recovery, DataFile dataFile, string journalDirectory, in FileHeader header, string? invalidSlot, StorageOptions options, bool mayContinue)
     {
         var walk = recovery.Replay(journalDirectory, header);
         var damage = walk.Damage;
@@ -315,7 +327,7 @@ public sealed partial class StorageEnvironment : IDisposable
         }
         recovery.VerifyPages();
         // A shared file of a group is never written again once its writer closed: the journal goes on in a new file of its own.
-        var continueInPlace = damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber && !walk.EndsInSharedFile;
+        var continueInPlace = mayContinue && damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == header.JournalFileNumber && !walk.EndsInSharedFile;
         if (!continueInPlace)
         {
             if (!Directory.Exists(journalDirectory)) CreateJournalDirectory(journalDirectory, options.FaultInjector);
@@ -337,7 +349,7 @@ public sealed partial class StorageEnvironment : IDisposable
     /// written, after which the old files are obsolete and deleted (those provably this environment's own), or moved
     /// aside when they held transactions given up.
     /// </summary>
-    private static RecoveryStats CommitRecovery(RecoveryPlan plan, ref FileHeader header, DataFile dataFile, JournalWriter journal, string journalDirectory, IFaultInjector? faults)
+    private static RecoveryStats CommitRecovery(RecoveryPlan plan, ref FileHeader header, DataFile dataFile, IEnvironmentJournal journal, string journalDirectory, IFaultInjector? faults)
     {
         var walk = plan.Walk;
         var stats = plan.Stats;
@@ -648,6 +660,7 @@ public sealed partial class StorageEnvironment : IDisposable
             IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
             JournalWriteMethod = Journal.WritePolicy.Snapshot(),
+            JournalShared = Journal is MemberJournal,
             CommitPhases = Profile.Snapshot(),
             CommitLatency = Profile.CommitLatency.Summarize(),
             JournalWriteLatency = Profile.JournalWriteLatency.Summarize(),

@@ -13,4 +13,7 @@ internal sealed class StorageEngine(Func<StorageOptions, StorageOptions>? config
     public string? UnavailableReason => null;
 
     public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new StorageEngineInstance(directory, mode, configure);
+
+    /// <summary>An instance over an environment the caller opens with this engine's options (a member of an environment group).</summary>
+    public StorageEngineInstance Open(Func<StorageOptions, StorageEnvironment> open) => new(open, CommitMode.Durable, configure);
 }

@@ -29,10 +29,16 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
     private readonly CommitDurability _durability;
 
     public StorageEngineInstance(string directory, CommitMode mode = CommitMode.Durable, Func<StorageOptions, StorageOptions>? configure = null)
+        : this(options => StorageEnvironment.Open(directory, options), mode, configure)
+    {
+    }
+
+    /// <summary>An instance over an environment the caller opens with the instance's options (a member of an environment group).</summary>
+    public StorageEngineInstance(Func<StorageOptions, StorageEnvironment> open, CommitMode mode = CommitMode.Durable, Func<StorageOptions, StorageOptions>? configure = null)
     {
         _durability = mode == CommitMode.Lazy ? CommitDurability.Lazy : CommitDurability.Durable;
         var options = StorageOptions.Default with { OnFlush = RecordFlush };
-        _environment = StorageEnvironment.Open(directory, configure is null ? options : configure(options));
+        _environment = open(configure is null ? options : configure(options));
         try
         {
             using var tx = _environment.BeginWrite();
@@ -91,6 +97,9 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
     public IEngineReader BeginRead() => new StorageEngineReader(_environment);
 
     public IEngineWriter CreateWriter() => new Writer(_environment, _durability);
+
+    /// <summary>The environment's statistics now, or as they were just before it was disposed.</summary>
+    public EnvironmentStats Stats => _statsBeforeDispose ?? _environment.GetStats();
 
     /// <summary>Every flush to the data file since open, in order (W8's table).</summary>
     public IReadOnlyList<FlushStats> FlushLog => [.. _flushLog];

@@ -9,9 +9,10 @@ namespace Storage.Benchmarks.Workloads;
 /// <summary>
 /// W7 group-journals: a root environment and 8 branch environments, 9 threads (one per environment), each
 /// 1,000 transactions of 10 random puts, durable. With shared journals off, every environment commits to
-/// its own journal; the "on" mode needs environment groups with shared journals, which do not exist yet,
-/// and the other engines have no such mode. The clock runs from the common start, once every thread has its
-/// generators ready, to the close of the last environment.
+/// its own journal (for the other engines: 9 databases); on, the 9 are one <see cref="EnvironmentGroup"/> whose
+/// branches' entries go into the root's journal, the entries waiting going out together. The other engines have no
+/// such mode. The clock runs from the common start, once every thread has its generators ready, to the close of the
+/// last environment.
 /// </summary>
 internal sealed class GroupJournals : IWorkload
 {
@@ -32,22 +33,33 @@ internal sealed class GroupJournals : IWorkload
 
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
-        var on = engine is StorageEngine
-            ? RowResult.Note(OnKey, "not implemented")
+        var on = engine is StorageEngine storage
+            ? Run(engine, context, OnKey, shared: storage)
             : RowResult.Note(OnKey, "n/a: no shared journals");
-        return [on, RunSeparate(engine, context)];
+        return [on, Run(engine, context, OffKey, shared: null)];
     }
 
-    private RowResult RunSeparate(IEngine engine, RunContext context)
+    /// <param name="shared">The engine whose environments are opened as one group with shared journals; null: each alone.</param>
+    private RowResult Run(IEngine engine, RunContext context, string rowKey, StorageEngine? shared)
     {
         var perThread = context.Counts.Transactions / 10; // 1,000 (100 with --quick)
         var directories = Enumerable.Range(0, Environments).Select(_ => context.FreshDirectory(engine, Id)).ToArray();
         var instances = new List<IEngineInstance>();
+        EnvironmentGroup? environmentGroup = null;
+        EnvironmentGroupStats? groupStats = null;
         var before = default(DeviceIo);
         ThreadGroup group;
         try
         {
-            foreach (var directory in directories) instances.Add(engine.Open(directory));
+            if (shared is not null)
+            {
+                instances.Add(shared.Open(options => (environmentGroup = EnvironmentGroup.Open(directories[0], options)).Root));
+                foreach (var directory in directories.Skip(1)) instances.Add(shared.Open(options => environmentGroup!.OpenBranch(directory, options)));
+            }
+            else
+            {
+                foreach (var directory in directories) instances.Add(engine.Open(directory));
+            }
             group = ThreadGroup.Run(Environments, e => $"W7-{e}", e =>
             {
                 var instance = instances[e];
@@ -67,7 +79,10 @@ internal sealed class GroupJournals : IWorkload
         }
         finally
         {
-            foreach (var instance in instances) instance.Dispose();
+            // Branches first: the root's close ends the group's shared journal.
+            groupStats = environmentGroup?.GetStats();
+            for (var i = instances.Count - 1; i >= 0; i--) instances[i].Dispose();
+            if (environmentGroup is not null && groupStats is { } open) groupStats = environmentGroup.GetStats() with { Members = open.Members };
         }
         var ended = Stopwatch.GetTimestamp();
         var device = DeviceIo.Snapshot().Since(before);
@@ -82,8 +97,21 @@ internal sealed class GroupJournals : IWorkload
             new("tx/s", Format.Rate(transactions / seconds)),
         };
         figures.AddRange(device.Figures);
+        if (groupStats is { } stats)
+        {
+            figures.Add(new("durable journal writes (the group's shared journal)", Format.Count(stats.SharedJournalWrites)));
+            figures.Add(new("journal bytes written (shared journal)", Format.Bytes(stats.SharedJournalBytes)));
+            figures.Add(new("members sharing the journal", $"{stats.Members.Count(m => m.JournalShared)} of {stats.Members.Count}"));
+        }
+        else if (instances.All(i => i is StorageEngineInstance))
+        {
+            var writes = instances.Sum(i => ((StorageEngineInstance)i).Stats.JournalWrites);
+            var bytes = instances.Sum(i => ((StorageEngineInstance)i).Stats.JournalBytes);
+            figures.Add(new("durable journal writes (all 9 journals)", Format.Count(writes)));
+            figures.Add(new("journal bytes written (all 9 journals)", Format.Bytes(bytes)));
+        }
         // The engine's own figures of the root environment (the others are alike).
         figures.AddRange(instances[0].Counters().Select(figure => figure with { Label = "root: " + figure.Label }));
-        return new RowResult(OffKey, transactions / seconds, figures);
+        return new RowResult(rowKey, transactions / seconds, figures);
     }
 }

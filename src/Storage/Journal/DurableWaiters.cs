@@ -16,7 +16,7 @@ internal sealed class DurableWaiters
 
     private const int MaxPooledAsyncWaiters = 64;
 
-    private readonly JournalWriter _journal;
+    private readonly IEnvironmentJournal _journal;
     private readonly object _lock = new();
     private readonly List<Waiter> _waiting = [];
     private readonly Stack<AsyncWaiter> _asyncPool = new();
@@ -26,7 +26,7 @@ internal sealed class DurableWaiters
     [ThreadStatic]
     private static SyncWaiter? t_waiter;
 
-    public DurableWaiters(JournalWriter journal) => _journal = journal;
+    public DurableWaiters(IEnvironmentJournal journal) => _journal = journal;
 
     /// <summary>Blocks until <paramref name="transactionId"/>'s entry is durable, writing it (and every other waiting) if no one else is.</summary>
     /// <exception cref="StorageException">The write holding the entry failed (its error), an earlier one did (<see cref="StorageErrorCode.EnvironmentPoisoned"/>), or the journal was closed first.</exception>

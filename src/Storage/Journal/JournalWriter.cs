@@ -15,7 +15,7 @@ namespace Storage.Journal;
 /// marker goes after the old file's last entry, pointing to the new file, and only then the entry. Every file
 /// keeps one block free at its end for that marker.
 /// </remarks>
-internal sealed unsafe class JournalWriter : IDisposable
+internal sealed unsafe class JournalWriter : IEnvironmentJournal
 {
     private readonly string _directory;
     private readonly ulong _environmentId;

@@ -79,6 +79,9 @@ internal static partial class Posix
 
     public static bool IsSupported => OperatingSystem.IsLinux();
 
+    [LibraryImport(LibC, EntryPoint = "link", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
+    public static partial int Link(string existingPath, string newPath);
+
     private const int AtCurrentDirectory = -100;
     private const uint StatxNLink = 0x4;
 

@@ -1,0 +1,175 @@
+using Storage.Environments;
+using Storage.Journal;
+
+namespace Storage;
+
+/// <summary>
+/// A root environment and branch environments (for example a database and its indexes) opened together, each in its own
+/// directory, each with its own single writer, flush and sync. With shared journals (the default), a branch's commits do not
+/// make durable writes of their own: their entries go into the root's journal, where the entries of every member waiting
+/// for the disk go out in one durable write. Each directory still holds a complete journal of its own (the shared files are
+/// hard-linked into it), so any member can be opened alone, copied or moved, and recovers every transaction it committed.
+/// </summary>
+/// <remarks>
+/// A branch whose directory cannot take a hard link to the root's files (another file system, no hard links) keeps a
+/// journal of its own; <see cref="EnvironmentGroupStats.Members"/> says which members share and why one does not.
+/// Disposing the group, or its root, closes the branches first and then the root.
+/// </remarks>
+public sealed class EnvironmentGroup : IDisposable
+{
+    private readonly object _lock = new();
+    private readonly SharedJournal? _shared;
+    private readonly List<(StorageEnvironment Environment, string? NotSharedReason)> _branches = [];
+    private bool _disposed;
+
+    private EnvironmentGroup(StorageEnvironment root, SharedJournal? shared)
+    {
+        Root = root;
+        _shared = shared;
+    }
+
+    /// <summary>The root environment: the group's shared journal files are written in its journal folder.</summary>
+    public StorageEnvironment Root { get; }
+
+    /// <summary>Whether branches' entries go into the root's journal (when their directories can take hard links).</summary>
+    public bool SharedJournals => _shared is not null;
+
+    /// <summary>
+    /// Opens (or creates) the root environment of a group. Its options (journal file sizes, I/O backend, write method) are
+    /// the shared journal's.
+    /// </summary>
+    /// <param name="rootDirectory">The root environment's directory.</param>
+    /// <param name="options">The root's options.</param>
+    /// <param name="sharedJournals">False: the members sit side by side, each with a journal of its own.</param>
+    public static EnvironmentGroup Open(string rootDirectory, StorageOptions? options = null, bool sharedJournals = true)
+    {
+        if (!sharedJournals) return new EnvironmentGroup(StorageEnvironment.Open(rootDirectory, options), shared: null);
+        SharedJournal? shared = null;
+        var root = StorageEnvironment.Open(rootDirectory, options, context =>
+        {
+            shared = new SharedJournal(context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber,
+                context.Options.MinJournalFileSizeBytes, context.Options.MaxJournalFileSizeBytes, context.Io, context.Options.FaultInjector, context.Options.JournalWriteMethod);
+            return new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector);
+        });
+        var group = new EnvironmentGroup(root, shared);
+        root.BeforeClose = group.CloseBranches;
+        root.ClosedHook = () => shared?.Dispose();
+        return group;
+    }
+
+    /// <summary>
+    /// Opens (or creates) a branch environment in <paramref name="directory"/> as a member of this group. After a crash it
+    /// recovers from its own journal folder, as it would alone.
+    /// </summary>
+    /// <exception cref="ObjectDisposedException">The group was disposed.</exception>
+    public StorageEnvironment OpenBranch(string directory, StorageOptions? options = null)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(directory);
+        directory = Path.GetFullPath(directory);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (string.Equals(directory, Root.DirectoryPath, StringComparison.Ordinal))
+            {
+                throw new ArgumentException("A branch has a directory of its own, not the root's.", nameof(directory));
+            }
+            string? notShared = _shared is null ? "the group was opened without shared journals" : null;
+            if (_shared is not null)
+            {
+                Directory.CreateDirectory(directory);
+                notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
+            }
+            var shared = notShared is null ? _shared : null;
+            var branch = shared is null
+                ? StorageEnvironment.Open(directory, options)
+                : StorageEnvironment.Open(directory, options, context =>
+                    new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector));
+            _branches.Add((branch, notShared));
+            return branch;
+        }
+    }
+
+    /// <summary>The group's members and its shared journal's writes.</summary>
+    public EnvironmentGroupStats GetStats()
+    {
+        lock (_lock)
+        {
+            var members = new List<EnvironmentGroupMember> { new(Root.DirectoryPath, IsRoot: true, JournalShared: _shared is not null, NotSharedReason: _shared is null ? "the group was opened without shared journals" : null) };
+            foreach (var (branch, reason) in _branches)
+            {
+                if (!branch.IsDisposed) members.Add(new(branch.DirectoryPath, IsRoot: false, JournalShared: reason is null, NotSharedReason: reason));
+            }
+            return new EnvironmentGroupStats
+            {
+                Members = members,
+                SharedJournalWrites = _shared?.DurableWrites ?? 0,
+                SharedJournalBytes = _shared?.BytesWritten ?? 0,
+                SharedJournalLinks = _shared?.LinksMade ?? 0,
+            };
+        }
+    }
+
+    private void CloseBranches()
+    {
+        List<StorageEnvironment> open;
+        lock (_lock)
+        {
+            _disposed = true;
+            open = [.. _branches.Select(b => b.Environment)];
+            _branches.Clear();
+        }
+        List<Exception>? failures = null;
+        foreach (var branch in open)
+        {
+            try
+            {
+                branch.Dispose();
+            }
+            catch (Exception e)
+            {
+                (failures ??= []).Add(e);
+            }
+        }
+        if (failures is not null) throw new AggregateException("Closing the group's branches failed.", failures);
+    }
+
+    /// <summary>Closes every branch, then the root (whose close ends the shared journal).</summary>
+    public void Dispose() => Root.Dispose();
+
+    /// <summary>Test seam: every member stops as in a killed process (branches first), and the shared journal with them.</summary>
+    internal void SimulateCrash()
+    {
+        List<StorageEnvironment> open;
+        lock (_lock)
+        {
+            _disposed = true;
+            open = [.. _branches.Select(b => b.Environment)];
+            _branches.Clear();
+        }
+        foreach (var branch in open) branch.SimulateCrash();
+        Root.SimulateCrash();
+    }
+}
+
+/// <summary>One member of an <see cref="EnvironmentGroup"/>.</summary>
+/// <param name="Directory">The member's directory.</param>
+/// <param name="IsRoot">Whether it is the group's root.</param>
+/// <param name="JournalShared">Whether its entries go into the group's shared journal.</param>
+/// <param name="NotSharedReason">Why not, when they do not (for example the hard link the member's folder refused).</param>
+public readonly record struct EnvironmentGroupMember(string Directory, bool IsRoot, bool JournalShared, string? NotSharedReason);
+
+/// <summary>An environment group's members and its shared journal's work since it opened.</summary>
+public readonly record struct EnvironmentGroupStats
+{
+    /// <summary>The root first, then the open branches.</summary>
+    public IReadOnlyList<EnvironmentGroupMember> Members { get; init; }
+
+    /// <summary>Durable writes of the shared journal (each may carry entries of several members).</summary>
+    public long SharedJournalWrites { get; init; }
+
+    /// <summary>Bytes of entries the shared journal wrote.</summary>
+    public long SharedJournalBytes { get; init; }
+
+    /// <summary>Hard links made into the members' journal folders.</summary>
+    public long SharedJournalLinks { get; init; }
+}

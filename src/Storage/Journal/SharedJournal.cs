@@ -1,0 +1,450 @@
+using Storage.Paging;
+using Storage.Platform;
+
+namespace Storage.Journal;
+
+/// <summary>
+/// The journal writer of an environment group with shared journals: one sequence of files in the root's journal folder,
+/// into which every member (the root among them) appends its entries; the entries waiting go out together in one durable
+/// write, each with its own header and checksum, and each member's committers wake when the write that carried their
+/// entries returns.
+/// </summary>
+/// <remarks>
+/// <para>Every file is hard-linked into each member's journal folder under the member's own next number when it goes into
+/// use, and the member's folder is synced before any of the member's entries can be in it; the root's name is the file
+/// itself. So each member's folder holds a complete journal of its own, whose recovery steps over the other members'
+/// entries, and a member can be opened alone, copied or moved.</para>
+/// <para>Moving to a new file, in this order: the file is created, pre-written and given its shared header while it is a
+/// spare; renamed to the root's next number; linked into every member's folder (each folder synced); then, inside the next
+/// durable write, a group end marker goes after the old file's last entry, with each member's number for the old and the
+/// new file and its next transaction, and only then the entries. Shared files are never recycled, and never written
+/// again once this writer is closed: each member removes its own name when its data file is synced past the file, and
+/// the file system frees the file with its last name.</para>
+/// <para>A failed durable write fails every member (each is poisoned, as a failed write of its own journal poisons an
+/// environment alone): whether any of the batch reached the disk is unknown.</para>
+/// </remarks>
+internal sealed unsafe class SharedJournal : IDisposable
+{
+    private readonly string _directory;
+    private readonly ulong _writerId;
+    private readonly PlatformIo _io;
+    private readonly IFaultInjector? _faults;
+    private readonly long _minFileSizeBytes;
+    private readonly long _maxFileSizeBytes;
+
+    /// <summary>Serializes file I/O: durable writes, switches, links and end markers. Taken before <see cref="_pendingLock"/>.</summary>
+    private readonly object _ioLock = new();
+
+    /// <summary>Guards the entries waiting, the position, the members and the current file (held during a switch too).</summary>
+    private readonly object _pendingLock = new();
+
+    private readonly List<MemberJournal> _members = [];
+
+    /// <summary>Members with entries in <see cref="_pending"/>.</summary>
+    private readonly List<MemberJournal> _pendingMembers = [];
+
+    private AlignedBuffer _pending = new(64 << 10);
+    private AlignedBuffer _inFlight = new(64 << 10);
+    private long _pendingLength;
+    private long _pendingStart;
+    private JournalFile? _current;
+    private long _position;
+    private long _nextNumber;
+    private long _nextSizeBytes;
+    private long _spareCounter;
+    private bool _closed;
+    private Exception? _failure;
+    private long _durableWrites;
+    private long _bytesWritten;
+    private long _linksMade;
+
+    /// <summary>The group end marker the next durable write puts after the previous file's last entry (set by a switch).</summary>
+    private (JournalFile File, long OffsetBytes, GroupEndRecord[] Records)? _pendingEndMarker;
+
+    public SharedJournal(string rootJournalDirectory, ulong rootEnvironmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes,
+        PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod)
+    {
+        // Spares of the root's own journal (kept from when it was open alone) keep their names: new ones are numbered after them.
+        foreach (var path in Directory.Exists(rootJournalDirectory) ? Directory.EnumerateFiles(rootJournalDirectory, "spare-*" + JournalFile.SpareExtension) : [])
+        {
+            var name = Path.GetFileNameWithoutExtension(path);
+            if (long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
+            {
+                _spareCounter = Math.Max(_spareCounter, counter);
+            }
+        }
+        _directory = rootJournalDirectory;
+        _writerId = rootEnvironmentId;
+        _nextNumber = firstFreeFileNumber;
+        _minFileSizeBytes = minFileSizeBytes;
+        _maxFileSizeBytes = maxFileSizeBytes;
+        _nextSizeBytes = minFileSizeBytes;
+        _io = io;
+        _faults = faults;
+        WritePolicy = new DurableWritePolicy(writeMethod);
+    }
+
+    /// <summary>The root environment's id: the writer named in every shared file's header.</summary>
+    public ulong WriterId => _writerId;
+
+    public DurableWritePolicy WritePolicy { get; }
+
+    /// <summary>Durable writes made (entries and group end markers), for every member together.</summary>
+    public long DurableWrites => Interlocked.Read(ref _durableWrites);
+
+    /// <summary>Bytes of entries written, for every member together.</summary>
+    public long BytesWritten => Interlocked.Read(ref _bytesWritten);
+
+    /// <summary>Links made into members' folders.</summary>
+    public long LinksMade => Interlocked.Read(ref _linksMade);
+
+    /// <summary>The root's number of the file in use, or -1 before the first.</summary>
+    public long CurrentFileNumber
+    {
+        get
+        {
+            lock (_pendingLock) return _current?.Number ?? -1;
+        }
+    }
+
+    public bool IsDirect
+    {
+        get
+        {
+            lock (_pendingLock) return _current?.IsDirect ?? false;
+        }
+    }
+
+    public int MemberCount
+    {
+        get
+        {
+            lock (_pendingLock) return _members.Count;
+        }
+    }
+
+    internal bool IsFailedOrClosed => Volatile.Read(ref _failure) is not null || Volatile.Read(ref _closed);
+
+    internal Exception? Failure => Volatile.Read(ref _failure);
+
+    /// <summary>
+    /// A member joins at open, after its recovery: the file in use (a new one for the first member) is linked into its
+    /// folder, and its entries go there from <paramref name="firstTransactionId"/> on.
+    /// </summary>
+    public void Join(MemberJournal member, long firstTransactionId)
+    {
+        lock (_ioLock)
+        {
+            ThrowIfFailedOrClosed();
+            lock (_pendingLock)
+            {
+                if (_current is null)
+                {
+                    _members.Add(member);
+                    member.StartAt(firstTransactionId);
+                    try
+                    {
+                        Switch(0);
+                    }
+                    catch
+                    {
+                        _members.Remove(member);
+                        throw;
+                    }
+                    return;
+                }
+                member.StartAt(firstTransactionId);
+                var link = member.Link(_current);
+                member.SetPosition(link, _position);
+                _members.Add(member);
+            }
+        }
+    }
+
+    /// <summary>A member leaves at its close (its entries written before): later files are not linked into its folder.</summary>
+    public void Leave(MemberJournal member)
+    {
+        lock (_ioLock)
+        {
+            lock (_pendingLock)
+            {
+                _members.Remove(member);
+                _pendingMembers.Remove(member);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Appends a member's entry to those the next durable write takes, moving to a new file first when the current one has
+    /// no room. Throws before anything is appended (a full disk while making a file fails only this transaction).
+    /// </summary>
+    public (long FileNumber, long OffsetBytes) Append(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
+    {
+        lock (_pendingLock)
+        {
+            ThrowIfFailedOrClosed();
+            if (Fits(lengthBytes)) return AppendLocked(member, entry, lengthBytes, transactionId);
+        }
+        lock (_ioLock)
+        {
+            lock (_pendingLock)
+            {
+                ThrowIfFailedOrClosed();
+                if (!Fits(lengthBytes))
+                {
+                    // A file's entries are written before the next file's.
+                    WritePendingLocked();
+                    Switch(lengthBytes);
+                }
+                return AppendLocked(member, entry, lengthBytes, transactionId);
+            }
+        }
+    }
+
+    private bool Fits(long lengthBytes) => _current is not null && _position + lengthBytes + JournalGroupEndMarker.BlockBytes <= _current.SizeBytes;
+
+    private (long FileNumber, long OffsetBytes) AppendLocked(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
+    {
+        if (_pendingLength == 0) _pendingStart = _position;
+        _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
+        Buffer.MemoryCopy(entry, _pending.Pointer + _pendingLength, lengthBytes, lengthBytes);
+        _pendingLength += lengthBytes;
+        if (member.NotePending(transactionId, lengthBytes)) _pendingMembers.Add(member);
+        var start = _position;
+        _position = start + lengthBytes;
+        return (member.LinkNumberOf(_current!), start);
+    }
+
+    /// <summary>
+    /// Writes every entry waiting, of every member, durably in one write, for <paramref name="member"/>'s committers: unless
+    /// the write that took its entries was made while this one waited for the writer (every member's committers queue here,
+    /// and most find their entries carried by the write before). Returns whether it wrote.
+    /// </summary>
+    public bool WritePending(MemberJournal member)
+    {
+        lock (_ioLock)
+        {
+            return member.HasUnwrittenEntries && WritePendingLocked();
+        }
+    }
+
+    /// <summary>
+    /// Called with <see cref="_ioLock"/> held (and, during a switch, <see cref="_pendingLock"/> too): members go on appending
+    /// the next entries while the disk works, unless a switch holds them back.
+    /// </summary>
+    private bool WritePendingLocked()
+    {
+        AlignedBuffer batch;
+        long start, length;
+        MemberJournal[] covered;
+        JournalFile file;
+        lock (_pendingLock)
+        {
+            ThrowIfFailedOrClosed();
+            if (_pendingLength == 0) return false;
+            batch = _pending;
+            (_pending, _inFlight) = (_inFlight, _pending);
+            start = _pendingStart;
+            length = _pendingLength;
+            _pendingLength = 0;
+            covered = _pendingMembers.ToArray();
+            _pendingMembers.Clear();
+            foreach (var member in covered) member.TakePending();
+            file = _current!;
+        }
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        try
+        {
+            WritePendingEndMarker();
+            WriteDurably(file, batch.Pointer, length, start);
+        }
+        catch (Exception e)
+        {
+            // Whether any of the batch reached the disk is unknown: nothing after it is written or acknowledged, in any member.
+            Volatile.Write(ref _failure, e);
+            MemberJournal[] all;
+            lock (_pendingLock) all = [.. _members];
+            foreach (var member in covered) member.FailedWith(e, inWrite: true);
+            foreach (var member in all) member.FailedWith(e, inWrite: false);
+            throw;
+        }
+        var ticks = System.Diagnostics.Stopwatch.GetTimestamp() - started;
+        if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
+        foreach (var member in covered) member.BecameDurable(ticks);
+        return true;
+    }
+
+    private void WritePendingEndMarker()
+    {
+        if (_pendingEndMarker is not { } pending) return;
+        using (var block = new AlignedBuffer(JournalGroupEndMarker.BlockBytes))
+        {
+            JournalGroupEndMarker.Write(new Span<byte>(block.Pointer, JournalGroupEndMarker.BlockBytes), _writerId, pending.File.Number, pending.Records);
+            pending.File.Write(block.Pointer, JournalGroupEndMarker.BlockBytes, pending.OffsetBytes, _faults);
+        }
+        _pendingEndMarker = null;
+        pending.File.Dispose();
+        Interlocked.Increment(ref _durableWrites);
+    }
+
+    private long _measuredFileNumber = -1;
+
+    private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
+    {
+        if (file.Number != _measuredFileNumber)
+        {
+            _measuredFileNumber = file.Number;
+            WritePolicy.StartFile();
+        }
+        var method = WritePolicy.Next();
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        for (long done = 0; done < lengthBytes;)
+        {
+            var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
+            file.Write(data + done, chunk, offsetBytes + done, _faults, method);
+            done += chunk;
+        }
+        WritePolicy.Record(method, System.Diagnostics.Stopwatch.GetTimestamp() - started);
+        Interlocked.Increment(ref _durableWrites);
+        Interlocked.Add(ref _bytesWritten, lengthBytes);
+    }
+
+    /// <summary>
+    /// Puts a new file into use (both locks held, nothing waiting): header, rename, a link in every member's folder, and the
+    /// group end marker for the previous file, which the next durable write puts in place.
+    /// </summary>
+    private void Switch(long entryBytes)
+    {
+        var needed = JournalFileHeader.BlockBytes + AlignedBuffer.AlignUp(entryBytes) + JournalGroupEndMarker.BlockBytes;
+        var next = TakeSpare(needed) ?? JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, AlignedBuffer.AlignUp(needed)), _io, _faults);
+        // The number is used up even if what follows fails: a retry must not meet a file of that name.
+        var number = _nextNumber++;
+        var root = _members.Find(m => m.EnvironmentId == _writerId);
+        var firstTransactionId = root?.NextTransactionId ?? 1;
+        try
+        {
+            next.WriteHeader(JournalFileHeader.Create(_writerId, number, next.SizeBytes, firstTransactionId, recycled: false, shared: true), _faults);
+            next.Rename(_directory, JournalFile.FileName(number), number, _faults);
+        }
+        catch
+        {
+            next.Dispose();
+            throw;
+        }
+        var previous = _current;
+        var records = new List<GroupEndRecord>(_members.Count);
+        try
+        {
+            foreach (var member in _members)
+            {
+                var previousLink = previous is null ? -1 : member.LinkNumberOfOrNone(previous);
+                var link = member.Link(next);
+                Interlocked.Increment(ref _linksMade);
+                if (previousLink >= 0) records.Add(new GroupEndRecord(member.EnvironmentId, previousLink, link, member.NextTransactionId));
+            }
+        }
+        catch
+        {
+            // Members linked so far hold a name of a file that gets no entries: the next switch links a new one under their next
+            // numbers, and the marker names that; the unused names are removed as obsolete at their next open.
+            next.Dispose();
+            throw;
+        }
+        if (previous is not null)
+        {
+            if (records.Count > JournalGroupEndMarker.MaxRecords) throw new InvalidOperationException("More members than a group end marker holds.");
+            _pendingEndMarker = (previous, _position, records.ToArray());
+        }
+        _current = next;
+        _position = JournalFileHeader.BlockBytes;
+        foreach (var member in _members) member.SetPosition(member.LinkNumberOf(next), _position);
+        // Files grow while they are not retired as fast as they fill (a member still needs an older one), as an environment's own do.
+        if (previous is not null && _members.Any(member => member.FileCount > 2)) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
+        StartPreparingSpare();
+    }
+
+    private string NextSpareName() => "spare-" + Interlocked.Increment(ref _spareCounter).ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    /// <summary>The spare prepared in the background, if it is large enough (one that is not is deleted: it was never used).</summary>
+    private JournalFile? TakeSpare(long neededBytes)
+    {
+        WaitForSparePreparation();
+        var spare = Interlocked.Exchange(ref _spare, null);
+        if (spare is null || spare.SizeBytes >= neededBytes) return spare;
+        spare.Delete(_faults);
+        return null;
+    }
+
+    /// <summary>The next file is made (sized and written with zeros) off the commit path, while the current one fills.</summary>
+    private void StartPreparingSpare()
+    {
+        if (Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
+        var name = NextSpareName();
+        var size = _nextSizeBytes;
+        _preparing = Task.Run(() =>
+        {
+            var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
+            if (Volatile.Read(ref _closed) || Interlocked.CompareExchange(ref _spare, file, null) is not null) file.Delete(_faults);
+        });
+    }
+
+    private void WaitForSparePreparation()
+    {
+        try
+        {
+            _preparing?.Wait();
+        }
+        catch (AggregateException)
+        {
+            // A spare that failed to be made is not used: the switch makes one itself, and its error reaches the committer.
+        }
+    }
+
+    private JournalFile? _spare;
+    private Task? _preparing;
+
+    private void ThrowIfFailedOrClosed()
+    {
+        if (Volatile.Read(ref _failure) is { } failure)
+        {
+            throw new StorageException(StorageErrorCode.EnvironmentPoisoned,
+                $"A shared journal write failed ({failure.Message}); transactions not yet durable were not committed. Reopen the group's environments to recover from their journals.", failure);
+        }
+        if (Volatile.Read(ref _closed)) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment group was disposed; its shared journal takes no more entries.");
+    }
+
+    /// <summary>Closes the writer: nothing is written after this (members write their entries before they leave).</summary>
+    public void Dispose()
+    {
+        WaitForSparePreparation();
+        if (Interlocked.Exchange(ref _spare, null) is { } unused)
+        {
+            try
+            {
+                unused.Delete(_faults);
+            }
+            catch (StorageException)
+            {
+                // A never-used spare left behind is deleted or adopted when the root next opens alone.
+            }
+        }
+        lock (_ioLock)
+        {
+            lock (_pendingLock)
+            {
+                if (_closed) return;
+                _closed = true;
+                _current?.Dispose();
+                _current = null;
+                if (_pendingEndMarker is { } pending) pending.File.Dispose();
+                _pendingEndMarker = null;
+                _pendingLength = 0;
+                _pending.Dispose();
+                _inFlight.Dispose();
+                foreach (var member in _members) member.WriterClosed();
+                _members.Clear();
+                _pendingMembers.Clear();
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+using Storage.Platform;
+using Storage.Tests.Support;
+
+namespace Storage.Tests.EnvironmentTests;
+
+/// <summary>
+/// An environment group with shared journals: branches' entries go into the root's journal files, which are hard-linked
+/// into every member's journal folder, so each member recovers alone from its own folder after a crash of the whole group.
+/// </summary>
+public sealed class An_environment_group
+{
+    private const string Tree = "t";
+
+    /// <summary>Small journal files: a few dozen commits move the group through several files (switches, links, end markers).</summary>
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
+
+    [Fact]
+    public void Merges_members_entries_waiting_for_the_disk_into_one_durable_write()
+    {
+        using var temp = new TempDirectory("group");
+        using var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var a = group.OpenBranch(temp.Combine("a"), Options);
+        var b = group.OpenBranch(temp.Combine("b"), Options);
+        Put(group.Root, "root", 1, CommitDurability.Lazy);
+        Put(a, "a", 1, CommitDurability.Lazy);
+        var before = group.GetStats().SharedJournalWrites;
+
+        // A durable commit of the second branch writes everything waiting: the root's and the first branch's entries too.
+        Put(b, "b", 1, CommitDurability.Durable);
+
+        Assert.Equal(before + 1, group.GetStats().SharedJournalWrites);
+        Assert.All(new[] { group.Root, a, b }, env => Assert.Equal(1, env.GetStats().LastDurableTransactionId));
+        Assert.All(group.GetStats().Members, member => Assert.True(member.JournalShared, member.NotSharedReason));
+        Assert.True(b.GetStats().JournalShared);
+    }
+
+    [Fact]
+    public void Leaves_every_member_recoverable_alone_after_a_crash_of_the_whole_group()
+    {
+        using var temp = new TempDirectory("group");
+        var directories = new[] { temp.Combine("root"), temp.Combine("a"), temp.Combine("b"), temp.Combine("c") };
+        var group = EnvironmentGroup.Open(directories[0], Options);
+        var members = new List<StorageEnvironment> { group.Root };
+        members.AddRange(directories.Skip(1).Select(d => group.OpenBranch(d, Options)));
+        var committed = new int[members.Count];
+        // Each member's thread commits at once with the others', so entries of several members share writes and files.
+        Parallel.For(0, members.Count, new ParallelOptions { MaxDegreeOfParallelism = members.Count }, i =>
+        {
+            for (var t = 1; t <= 60; t++)
+            {
+                Put(members[i], $"m{i}", t, CommitDurability.Durable, valueBytes: 700 + i * 50);
+                committed[i] = t;
+                if (i == 1 && t % 20 == 0) members[i].Checkpoint();
+            }
+        });
+        var stats = group.GetStats();
+        Assert.True(stats.SharedJournalLinks > members.Count, $"the group moved through several files ({stats.SharedJournalLinks} links)");
+        group.SimulateCrash();
+
+        for (var i = 0; i < members.Count; i++)
+        {
+            using var env = StorageEnvironment.Open(directories[i], Options);
+            AssertHolds(env, $"m{i}", committed[i], valueBytes: 700 + i * 50);
+        }
+    }
+
+    [Fact]
+    public void Lets_a_branch_be_moved_after_a_crash_and_opened_alone_elsewhere()
+    {
+        using var temp = new TempDirectory("group");
+        var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var branch = group.OpenBranch(temp.Combine("branch"), Options);
+        for (var t = 1; t <= 40; t++)
+        {
+            Put(group.Root, "root", t, CommitDurability.Durable);
+            Put(branch, "branch", t, CommitDurability.Durable);
+        }
+        group.SimulateCrash();
+        Directory.Move(temp.Combine("branch"), temp.Combine("moved"));
+        // The root's own names of the shared files go too: the branch's links keep what it needs.
+        Directory.Delete(temp.Combine("root"), recursive: true);
+
+        using var env = StorageEnvironment.Open(temp.Combine("moved"), Options);
+        AssertHolds(env, "branch", 40);
+        Assert.Equal(40, env.GetStats().Recovery.ReplayedTransactions);
+    }
+
+    [Fact]
+    public void Closes_cleanly_and_reopens_as_a_group_and_alone_many_times()
+    {
+        using var temp = new TempDirectory("group");
+        var total = 0;
+        for (var round = 0; round < 4; round++)
+        {
+            using (var group = EnvironmentGroup.Open(temp.Combine("root"), Options))
+            {
+                var a = group.OpenBranch(temp.Combine("a"), Options);
+                for (var t = 1; t <= 15; t++)
+                {
+                    Put(group.Root, "root", total + t, CommitDurability.Durable);
+                    Put(a, "a", total + t, CommitDurability.Durable);
+                }
+                total += 15;
+                AssertHolds(a, "a", total);
+            }
+            // Every member's names of shared files it no longer needs are gone: a closed member keeps at most the last.
+            foreach (var member in new[] { "root", "a" })
+            {
+                var journals = Directory.GetFiles(temp.Combine(member, "Journals"), "*.journal");
+                Assert.True(journals.Length <= 2, $"{member}: {string.Join(", ", journals.Select(Path.GetFileName))}");
+            }
+            using (var alone = StorageEnvironment.Open(temp.Combine("a"), Options)) AssertHolds(alone, "a", total);
+            using (var alone = StorageEnvironment.Open(temp.Combine("root"), Options)) AssertHolds(alone, "root", total);
+        }
+    }
+
+    [Fact]
+    public void Closes_its_branches_when_the_root_is_disposed()
+    {
+        using var temp = new TempDirectory("group");
+        var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var branch = group.OpenBranch(temp.Combine("branch"), Options);
+        Put(branch, "branch", 1, CommitDurability.Durable);
+
+        group.Root.Dispose();
+
+        Assert.Throws<StorageException>(() => branch.BeginWrite());
+        Assert.Throws<ObjectDisposedException>(() => group.OpenBranch(temp.Combine("other"), Options));
+        using var alone = StorageEnvironment.Open(temp.Combine("branch"), Options);
+        AssertHolds(alone, "branch", 1);
+    }
+
+    [Fact]
+    public void Without_shared_journals_keeps_each_members_journal_its_own()
+    {
+        using var temp = new TempDirectory("group");
+        using var group = EnvironmentGroup.Open(temp.Combine("root"), Options, sharedJournals: false);
+        var branch = group.OpenBranch(temp.Combine("branch"), Options);
+        Put(branch, "branch", 1, CommitDurability.Durable);
+
+        Assert.False(branch.GetStats().JournalShared);
+        Assert.Equal(0, group.GetStats().SharedJournalWrites);
+        Assert.All(group.GetStats().Members, member => Assert.False(member.JournalShared));
+    }
+
+    internal static void Put(StorageEnvironment env, string name, int t, CommitDurability durability, int valueBytes = 300)
+    {
+        using var tx = env.BeginWrite();
+        var tree = tx.OpenOrCreateTree(Tree);
+        tree.Put(TestData.Key($"{name}-{t:D4}"), TestData.Value(t, valueBytes));
+        tree.Put(TestData.Key("last"), TestData.Value($"{name}-{t}"));
+        tx.Commit(durability);
+    }
+
+    internal static void AssertHolds(StorageEnvironment env, string name, int transactions, int valueBytes = 300)
+    {
+        using var tx = env.BeginRead();
+        var tree = tx.OpenTree(Tree);
+        Assert.Equal(TestData.Value($"{name}-{transactions}"), tree.Get(TestData.Key("last")));
+        Assert.Equal(transactions + 1, tree.Count);
+        for (var t = 1; t <= transactions; t++) Assert.Equal(TestData.Value(t, valueBytes), tree.Get(TestData.Key($"{name}-{t:D4}")));
+    }
+}
+
+/// <summary>A branch whose folder refuses the hard link (as another file system would) keeps a journal of its own.</summary>
+[Collection(ProcessWideFaultSeam.Name)]
+public sealed class An_environment_group_whose_branch_refuses_links
+{
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
+
+    [Fact]
+    public void Falls_back_to_the_branchs_own_journal_and_says_so()
+    {
+        if (!Pal.IsAvailable) return; // the seam is the native layer's
+        using var temp = new TempDirectory("group");
+        using (var group = EnvironmentGroup.Open(temp.Combine("root"), Options))
+        {
+            const int CrossDevice = 18;
+            PalFaults.Arm(PalFaultRule.Fail(PalFaultKind.HardLink, nth: 1, error: CrossDevice));
+            StorageEnvironment branch;
+            try
+            {
+                branch = group.OpenBranch(temp.Combine("branch"), Options);
+            }
+            finally
+            {
+                PalFaults.Disarm();
+            }
+            var shared = group.OpenBranch(temp.Combine("shared"), Options);
+            for (var t = 1; t <= 30; t++)
+            {
+                An_environment_group.Put(branch, "branch", t, CommitDurability.Durable);
+                An_environment_group.Put(shared, "shared", t, CommitDurability.Durable);
+            }
+
+            Assert.False(branch.GetStats().JournalShared);
+            Assert.True(shared.GetStats().JournalShared);
+            var member = group.GetStats().Members.Single(m => m.Directory == branch.DirectoryPath);
+            Assert.False(member.JournalShared);
+            Assert.Contains("hard-link", member.NotSharedReason);
+            Assert.All(Directory.GetFiles(temp.Combine("branch", "Journals"), "*.journal"), file => Assert.Equal(1u, Posix.LinkCount(file)));
+            group.SimulateCrash();
+        }
+        using var alone = StorageEnvironment.Open(temp.Combine("branch"), Options);
+        An_environment_group.AssertHolds(alone, "branch", 30);
+        using var sharedAlone = StorageEnvironment.Open(temp.Combine("shared"), Options);
+        An_environment_group.AssertHolds(sharedAlone, "shared", 30);
+    }
+}
