@@ -56,6 +56,16 @@ internal static class KillWorkload
     public static long ParseLast(ReadOnlySpan<byte> value) =>
         value.Length == 8 ? BinaryPrimitives.ReadInt64LittleEndian(value) : throw new InvalidDataException($"'last' holds {value.Length} bytes, expected 8.");
 
+    /// <summary>Members of the environment group the host's group mode commits into: the root and three branches.</summary>
+    public const int GroupMembers = 4;
+
+    /// <summary>Concurrent committers in each member of the group mode (even: blocking, odd: asynchronous).</summary>
+    public const int GroupWorkers = 2;
+
+    /// <summary>The directory of a group member: the root (0) or a branch.</summary>
+    public static string GroupMember(string directory, int member) =>
+        System.IO.Path.Combine(directory, member == 0 ? "root" : $"branch-{member}");
+
     /// <summary>Whether the host compacts in a loop beside its committers.</summary>
     public static bool Compacts(int seed) => seed % 4 < 2;
 

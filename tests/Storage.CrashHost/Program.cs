@@ -5,6 +5,10 @@ using Storage.CrashHost;
 //   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit,
 //                      while KillWorkload.Workers concurrent committers (sync and async) print "CACK <worker> <i>",
 //                      and, for half the seeds, compaction runs in a loop beside them
+//   group <dir> <seed> open an environment group (root <dir>/root, branches <dir>/branch-<b>) and commit KillWorkload
+//                      transactions forever in every member, one thread each, printing "READY <next of each member>" then
+//                      "GACK <member> <i>" after each commit, while in every member GroupWorkers concurrent committers
+//                      (sync and async) print "GCACK <member> <worker> <i>"
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -16,6 +20,7 @@ try
     return args switch
     {
         ["hold", var dir] => Hold(dir),
+        ["group", var dir, var seed] => GroupLoop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
         ["try-open", var dir] => TryOpen(dir),
         ["backend", var dir, var io] => Backend(dir, Enum.Parse<IoBackend>(io)),
         [var dir, var seed] => Loop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
@@ -113,6 +118,91 @@ static int Loop(string dir, int seed)
         stdout.WriteLine($"ACK {i}");
         stdout.Flush();
     }
+}
+
+static int GroupLoop(string dir, int seed)
+{
+    var options = KillWorkload.Options(seed);
+    var group = EnvironmentGroup.Open(KillWorkload.GroupMember(dir, 0), options);
+    var members = new List<StorageEnvironment> { group.Root };
+    for (var m = 1; m < KillWorkload.GroupMembers; m++) members.Add(group.OpenBranch(KillWorkload.GroupMember(dir, m), options));
+    var next = new long[members.Count];
+    var nextOfWorker = new long[members.Count, KillWorkload.GroupWorkers];
+    for (var m = 0; m < members.Count; m++)
+    {
+        using var read = members[m].BeginRead();
+        next[m] = read.TryOpenTree(KillWorkload.TreeName, out var tree) && tree.TryGet(KillWorkload.LastKey, out var last) ? KillWorkload.ParseLast(last) + 1 : 1;
+        var hasConcurrent = read.TryOpenTree(KillWorkload.ConcurrentTreeName, out var concurrent);
+        for (var w = 0; w < KillWorkload.GroupWorkers; w++)
+        {
+            nextOfWorker[m, w] = hasConcurrent && concurrent.TryGet(KillWorkload.ConcurrentLastKey(w), out var lastOfWorker) ? KillWorkload.ParseLast(lastOfWorker) + 1 : 1;
+        }
+    }
+    var stdout = Console.Out;
+    stdout.WriteLine($"READY {string.Join(' ', next)}");
+    stdout.Flush();
+    // Concurrent committers in every member: entries of one member wait for the group's writes beside each other's.
+    for (var m = 0; m < members.Count; m++)
+    {
+        for (var w = 0; w < KillWorkload.GroupWorkers; w++)
+        {
+            var (member, worker) = (m, w);
+            if (worker % 2 == 0)
+            {
+                new Thread(() => GuardThread(() =>
+                {
+                    for (var i = nextOfWorker[member, worker]; ; i++)
+                    {
+                        using (var tx = members[member].BeginWrite(TimeSpan.FromMinutes(5)))
+                        {
+                            KillWorkload.WriteConcurrent(tx, worker, i);
+                            tx.Commit();
+                        }
+                        stdout.WriteLine($"GCACK {member} {worker} {i}");
+                        stdout.Flush();
+                    }
+                })) { IsBackground = true }.Start();
+            }
+            else
+            {
+                _ = Task.Run(() => GuardAsync(async () =>
+                {
+                    for (var i = nextOfWorker[member, worker]; ; i++)
+                    {
+                        using (var tx = await members[member].BeginWriteAsync())
+                        {
+                            KillWorkload.WriteConcurrent(tx, worker, i);
+                            await tx.CommitAsync();
+                        }
+                        stdout.WriteLine($"GCACK {member} {worker} {i}");
+                        stdout.Flush();
+                    }
+                }));
+            }
+        }
+    }
+    var threads = new List<Thread>();
+    for (var m = 0; m < members.Count; m++)
+    {
+        var member = m;
+        var thread = new Thread(() => GuardThread(() =>
+        {
+            for (var i = next[member]; ; i++)
+            {
+                using (var tx = members[member].BeginWrite(TimeSpan.FromMinutes(5)))
+                {
+                    KillWorkload.Write(tx, i);
+                    tx.Commit();
+                }
+                stdout.WriteLine($"GACK {member} {i}");
+                stdout.Flush();
+            }
+        })) { IsBackground = true };
+        threads.Add(thread);
+        thread.Start();
+    }
+    foreach (var thread in threads) thread.Join();
+    return 0;
 }
 
 static void Acknowledge(TextWriter stdout, int worker, long transaction)

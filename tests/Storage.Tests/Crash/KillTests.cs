@@ -122,6 +122,15 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
             Assert.True(acknowledged == 0, $"{context}: the tree is missing after {acknowledged} acknowledged transactions");
             return 0;
         }
+        return VerifySequential(tree, acknowledged, context);
+    }
+
+    /// <summary>
+    /// The sequential workload's tree: every acknowledged transaction whole, at most one more (then whole), nothing else;
+    /// returns the last transaction found.
+    /// </summary>
+    internal static long VerifySequential(Tree tree, long acknowledged, string context)
+    {
         long last = 0;
         if (tree.TryGet(KillWorkload.LastKey, out var lastValue)) last = KillWorkload.ParseLast(lastValue);
         Assert.True(last >= acknowledged, $"{context}: 'last' is {last} but transaction {acknowledged} was acknowledged");
@@ -139,7 +148,7 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
     }
 
     /// <summary>Each concurrent committer's keys: every acknowledged transaction whole, at most one more, nothing else; the counts move to what was found.</summary>
-    private static void VerifyConcurrent(ReadTransaction tx, long[] concurrent, string context)
+    internal static void VerifyConcurrent(ReadTransaction tx, long[] concurrent, string context)
     {
         if (!tx.TryOpenTree(KillWorkload.ConcurrentTreeName, out var tree))
         {
