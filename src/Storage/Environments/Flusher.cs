@@ -197,6 +197,7 @@ internal sealed class Flusher : IDisposable
                     || _env.Journal.FileCount >= MaxJournalFilesBeforeSync;
                 var synced = due && _flushedUpTo > _syncedUpTo;
                 if (synced) Sync();
+                else if (forceSync) MoveIdleMemberStart(writerHeld);
                 // With nothing flushed past the synced state, the file holds exactly it: space can go back now.
                 if ((synced || forceSync) && _flushedRecord is { } record && record.TransactionId == _syncedUpTo) Space.AfterSync(record, writerHeld);
                 PruneForEndedReaders(forceSweep);
@@ -503,6 +504,37 @@ internal sealed class Flusher : IDisposable
             _flushedRecord = moved;
             _env.Journal.Retire(fileNumber);
             return true;
+        }
+    }
+
+    /// <summary>
+    /// A member of an environment group with shared journals gets a link to every new shared file, whether it commits or
+    /// not: once everything it committed is synced and nothing is on its way (the write lock held, taken only if free),
+    /// the header moves to where its journal goes on now and the older links go, so an idle member does not keep the
+    /// group's old files. Called under the flush lock.
+    /// </summary>
+    private void MoveIdleMemberStart(bool writerHeld)
+    {
+        if (_env.Journal is not MemberJournal member || member.FileCount <= 1) return;
+        if (!writerHeld && !_env.TryEnterWriteLock(0)) return;
+        try
+        {
+            var state = _env.WriterState;
+            var last = state.TransactionId;
+            if (_syncedUpTo != last || member.DurableTransactionId < last || member.HasPendingEntries) return;
+            var (number, offset) = member.Position;
+            var record = _flushedRecord ?? new CommitRecord(last, number, offset, state.NextPageNumber, state.RootTree);
+            if (record.TransactionId != last || number <= record.JournalFileNumber && _flushedRecord is not null) return;
+            var moved = record with { JournalFileNumber = number, JournalEndOffsetBytes = offset };
+            _headerSequence++;
+            FileHeaderIo.Write(_env.DataFile, FileHeader.Synced(_env.EnvironmentId, _headerSequence, moved));
+            _env.DataFile.Sync();
+            _flushedRecord = moved;
+            member.Retire(number);
+        }
+        finally
+        {
+            if (!writerHeld) _env.ReleaseWriteLock();
         }
     }
 
