@@ -25,6 +25,7 @@ internal static class Cli
         ("dump", "[--tree NAME] <dir>", "portable text dump of one tree or all (to stdout or --output)", DumpCommand.Run),
         ("load", "<dump> <target-dir>", "load a dump into a (new) environment", LoadCommand.Run),
         ("journals", "<dir>", "journal files: transactions, entries, sizes, checksums, links", JournalsCommand.Run),
+        ("group", "<root-dir> <branch-dir>...", "an environment group: members, shared files and their links, each member checked", GroupCommand.Run),
         ("freespace", "<dir>", "free space per section", FreeSpaceCommand.Run),
         ("map", "--output FILE.svg <dir>", "a picture of the data file's pages as SVG", MapCommand.Run),
         ("memory", "[--pid N] [<dir>]", "smaps_rollup of a process, or of this tool with the environment open", MemoryCommand.Run),

@@ -1,0 +1,99 @@
+using Storage.Inspection;
+using Storage.Journal;
+
+namespace Storage.Inspect.Commands;
+
+/// <summary>
+/// <c>group &lt;root-dir&gt; &lt;branch-dir&gt;...</c>: an environment group with shared journals, member by member (its id,
+/// synced transaction, its own and shared journal files) and shared file by shared file (its link count, each member's
+/// number for it and entries in it); then each member checked alone and the group together: every shared file in a
+/// member's folder is one the root wrote, and every member's replay of it reads the same file. Exit 1 on any problem.
+/// </summary>
+internal static class GroupCommand
+{
+    internal sealed record Member(string Directory, ulong EnvironmentId, long SyncedTransaction, long LastTransaction, int OwnFiles, int SharedFiles, bool Consistent, string Recovery);
+
+    internal sealed record SharedFile(string RootName, long Links, string[] MemberNumbers, int[] MemberEntries);
+
+    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    {
+        if (args.Positional.Count < 1) throw new UsageException("expected <root-dir> <branch-dir>...");
+        var directories = args.Positional.Select(Path.GetFullPath).ToArray();
+        var problems = new List<string>();
+        var members = new List<Member>();
+        var snapshots = new List<EnvironmentSnapshot>();
+        try
+        {
+            foreach (var directory in directories)
+            {
+                var snapshot = EnvironmentSnapshot.Open(directory);
+                snapshots.Add(snapshot);
+            }
+            var rootId = snapshots[0].Header.EnvironmentId;
+            var ids = snapshots.Select(s => s.Header.EnvironmentId).ToArray();
+            // The root's shared files, by its number: every member's links to them, found by comparing files.
+            var rootFiles = JournalEntryReader.ListFiles(snapshots[0].JournalDirectory)
+                .Where(f => JournalFiles.ReadHeader(f.Path, out _, out _) is { IsShared: true })
+                .ToList();
+            var shared = rootFiles.Select(f => new SharedFile(Path.GetFileName(f.Path), Storage.Platform.Posix.LinkCount(f.Path) is { } n ? n : -1,
+                new string[snapshots.Count], new int[snapshots.Count])).ToList();
+            for (var m = 0; m < snapshots.Count; m++)
+            {
+                var snapshot = snapshots[m];
+                var own = 0;
+                var linked = 0;
+                foreach (var (number, path) in JournalEntryReader.ListFiles(snapshot.JournalDirectory))
+                {
+                    var header = JournalFiles.ReadHeader(path, out _, out _);
+                    if (header is not { IsShared: true } h)
+                    {
+                        own++;
+                        continue;
+                    }
+                    linked++;
+                    if (h.EnvironmentId != rootId)
+                    {
+                        problems.Add($"{snapshot.JournalDirectory}: {Path.GetFileName(path)} is a shared file written by {h.EnvironmentId:x16}, not by this group's root ({rootId:x16})");
+                        continue;
+                    }
+                    var index = rootFiles.FindIndex(f => SameFile(f.Path, path));
+                    if (index < 0) continue; // the root has already removed its own name of it
+                    shared[index].MemberNumbers[m] = Path.GetFileNameWithoutExtension(path).TrimStart('0');
+                    shared[index].MemberEntries[m] = JournalsCommand.Summarize(number, path, ids[m]).Entries;
+                }
+                var report = EnvironmentChecker.Check(snapshot);
+                var walk = snapshot.JournalWalk;
+                var recovery = walk?.Damage is { } damage ? $"DAMAGED: {damage.Message}" : $"replays through transaction {snapshot.TransactionId}";
+                if (!report.IsConsistent) problems.Add($"{snapshot.DirectoryPath}: not consistent alone ({report.ErrorCount} errors; run check on it)");
+                if (walk?.Damage is not null) problems.Add($"{snapshot.DirectoryPath}: {recovery}");
+                members.Add(new Member(snapshot.DirectoryPath, ids[m], snapshot.Header.LastSyncedTransactionId, snapshot.TransactionId, own, linked, report.IsConsistent, recovery));
+            }
+            if (ids.Distinct().Count() != ids.Length) problems.Add("two members have the same environment id: one is a copy of the other, not a member of its own");
+
+            if (args.Json)
+            {
+                Output.Json(output, new { members, sharedFiles = shared, problems, consistent = problems.Count == 0 });
+                return problems.Count == 0 ? Cli.Ok : Cli.Problems;
+            }
+            Output.Table(output, ["member", "environment", "synced tx", "last tx", "own files", "shared links", "alone"],
+                members.Select((m, i) => new[]
+                {
+                    (i == 0 ? "root " : "branch ") + m.Directory, m.EnvironmentId.ToString("x16"), Output.N(m.SyncedTransaction), Output.N(m.LastTransaction),
+                    m.OwnFiles.ToString(), m.SharedFiles.ToString(), m.Consistent ? "consistent, " + m.Recovery : "NOT consistent",
+                }));
+            output.WriteLine();
+            Output.Table(output, ["shared file (root's name)", "links", .. members.Select((_, i) => i == 0 ? "root: number / entries" : $"branch {i}: number / entries")],
+                shared.Select(f => (string[])[f.RootName, f.Links < 0 ? "-" : f.Links.ToString(), .. f.MemberNumbers.Select((n, i) => n is null ? "-" : $"{(n.Length == 0 ? "0" : n)} / {Output.N(f.MemberEntries[i])}")]));
+            foreach (var problem in problems) output.WriteLine(problem);
+            output.WriteLine(problems.Count == 0 ? "consistent" : $"NOT consistent: {problems.Count} problem{(problems.Count == 1 ? "" : "s")}");
+            return problems.Count == 0 ? Cli.Ok : Cli.Problems;
+        }
+        finally
+        {
+            foreach (var snapshot in snapshots) snapshot.Dispose();
+        }
+    }
+
+    private static bool SameFile(string a, string b) =>
+        Storage.Platform.Pal.IsAvailable ? Storage.Platform.Pal.SameFile(a, b) : File.ReadAllBytes(a).AsSpan().SequenceEqual(File.ReadAllBytes(b));
+}
