@@ -89,6 +89,72 @@ public sealed class EnvironmentGroup : IDisposable
         }
     }
 
+    /// <summary>
+    /// Puts a new version of a branch in the place of the live one (for example an index rebuilt beside the one in use):
+    /// <paramref name="replacement"/>, built in a directory of its own (as a branch of this group, or alone), is closed
+    /// (everything synced), the live branch is closed (its readers keep their snapshots until they end; its writers must
+    /// have finished), and the two directories exchange names in one atomic step; the new version is then opened in the
+    /// live branch's directory and returned. A crash at any point leaves the live directory holding either the old version
+    /// or the new one, whole. The old version ends up in the replacement's directory, which is deleted once it is closed.
+    /// </summary>
+    /// <exception cref="StorageException">The file system cannot exchange two directories atomically (then nothing was
+    /// swapped; both versions are closed, each whole in its own directory), or an I/O call failed.</exception>
+    public StorageEnvironment ReplaceBranch(StorageEnvironment live, StorageEnvironment replacement, StorageOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(live);
+        ArgumentNullException.ThrowIfNull(replacement);
+        var liveDirectory = live.DirectoryPath;
+        var replacementDirectory = replacement.DirectoryPath;
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_branches.Any(b => ReferenceEquals(b.Environment, live))) throw new ArgumentException("The environment is not an open branch of this group.", nameof(live));
+            if (ReferenceEquals(live, replacement) || string.Equals(liveDirectory, replacementDirectory, StringComparison.Ordinal))
+            {
+                throw new ArgumentException("The replacement is an environment of its own, in another directory.", nameof(replacement));
+            }
+            if (!string.Equals(Path.GetDirectoryName(liveDirectory), Path.GetDirectoryName(replacementDirectory), StringComparison.Ordinal))
+            {
+                throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that one step can exchange them.", nameof(replacement));
+            }
+            // Both closed, everything of each synced to its own data file: from here each directory is whole on its own.
+            replacement.Dispose();
+            ReplaceStep?.Invoke("replacement closed");
+            live.Dispose();
+            ReplaceStep?.Invoke("live closed");
+            _branches.RemoveAll(b => ReferenceEquals(b.Environment, live) || ReferenceEquals(b.Environment, replacement));
+            var error = Storage.Platform.Posix.IsSupported ? Storage.Platform.Posix.Exchange(liveDirectory, replacementDirectory) : -1;
+            if (error != 0)
+            {
+                throw new StorageException(StorageErrorCode.IoFailure,
+                    $"Cannot exchange '{liveDirectory}' and '{replacementDirectory}' in one step ({(error < 0 ? "not supported on this platform" : $"errno {error}")}); nothing was swapped.",
+                    liveDirectory, Math.Max(0, error));
+            }
+            Storage.Platform.FileIo.SyncDirectory(Path.GetDirectoryName(liveDirectory)!, null);
+            ReplaceStep?.Invoke("exchanged");
+        }
+        var opened = OpenBranch(liveDirectory, options ?? replacement.Options);
+        ReplaceStep?.Invoke("opened");
+        TryDeleteOldVersion(replacementDirectory);
+        return opened;
+    }
+
+    /// <summary>Test seam: called after each step of <see cref="ReplaceBranch"/>; throwing stops it there, as a crash would.</summary>
+    internal Action<string>? ReplaceStep { get; set; }
+
+    /// <summary>The old version, closed and moved aside by <see cref="ReplaceBranch"/>: ours and obsolete. Left where it is if it cannot go now.</summary>
+    private static void TryDeleteOldVersion(string directory)
+    {
+        try
+        {
+            Directory.Delete(directory, recursive: true);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // A reader of the old version may still hold it (where open files cannot be deleted): the caller may delete it later.
+        }
+    }
+
     /// <summary>The group's members and its shared journal's writes.</summary>
     public EnvironmentGroupStats GetStats()
     {

@@ -79,6 +79,24 @@ internal static partial class Posix
 
     public static bool IsSupported => OperatingSystem.IsLinux();
 
+    /// <summary>renameat2(2) with RENAME_EXCHANGE: the two names swap what they name, atomically.</summary>
+    [LibraryImport(LibC, EntryPoint = "renameat2", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
+    private static partial int RenameAt2(int oldDirectoryFd, string oldPath, int newDirectoryFd, string newPath, uint flags);
+
+    /// <summary>Swaps two paths atomically (both must exist); 0, or the errno (ENOSYS/EINVAL where the file system cannot).</summary>
+    public static int Exchange(string pathA, string pathB)
+    {
+        const uint RenameExchange = 2;
+        try
+        {
+            return RenameAt2(AtCurrentDirectory, pathA, AtCurrentDirectory, pathB, RenameExchange) == 0 ? 0 : Marshal.GetLastPInvokeError();
+        }
+        catch (EntryPointNotFoundException)
+        {
+            return 38; // ENOSYS: a C library older than renameat2
+        }
+    }
+
     [LibraryImport(LibC, EntryPoint = "link", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
     public static partial int Link(string existingPath, string newPath);
 

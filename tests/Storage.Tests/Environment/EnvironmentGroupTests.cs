@@ -286,3 +286,64 @@ public sealed class An_environment_group_whose_shared_journal_write_fails
         }
     }
 }
+
+/// <summary>A new version of a branch built beside the live one and put in its place.</summary>
+public sealed class An_environment_group_replacing_a_branch
+{
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
+
+    [Fact]
+    public void Swaps_in_the_new_version_while_readers_of_the_old_keep_their_snapshot()
+    {
+        if (!OperatingSystem.IsLinux()) return; // one atomic exchange of two directories
+        using var temp = new TempDirectory("group");
+        using var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var live = group.OpenBranch(temp.Combine("index"), Options);
+        for (var t = 1; t <= 20; t++) An_environment_group.Put(live, "old", t, CommitDurability.Durable);
+        var rebuilt = group.OpenBranch(temp.Combine("index.new"), Options);
+        for (var t = 1; t <= 30; t++) An_environment_group.Put(rebuilt, "new", t, CommitDurability.Durable);
+        An_environment_group.Put(group.Root, "root", 1, CommitDurability.Durable);
+        var reader = live.BeginRead();
+
+        var swapped = group.ReplaceBranch(live, rebuilt);
+
+        Assert.Equal(temp.Combine("index"), swapped.DirectoryPath);
+        An_environment_group.AssertHolds(swapped, "new", 30);
+        // The old version's reader still reads what it read, whole.
+        Assert.Equal(TestData.Value("old-20"), reader.OpenTree("t").Get(TestData.Key("last")));
+        Assert.Equal(21, reader.OpenTree("t").Count);
+        reader.Dispose();
+        Assert.False(Directory.Exists(temp.Combine("index.new")), "the old version, moved aside, is deleted");
+        An_environment_group.Put(swapped, "new", 31, CommitDurability.Durable);
+        An_environment_group.AssertHolds(group.Root, "root", 1);
+        Assert.Equal(2, group.GetStats().Members.Count);
+        Assert.All(group.GetStats().Members, m => Assert.True(m.JournalShared));
+    }
+
+    [Theory]
+    [InlineData("replacement closed", "old")]
+    [InlineData("live closed", "old")]
+    [InlineData("exchanged", "new")]
+    [InlineData("opened", "new")]
+    public void Crashed_at_any_step_leaves_the_old_or_the_new_version_whole(string step, string expected)
+    {
+        if (!OperatingSystem.IsLinux()) return;
+        using var temp = new TempDirectory("group");
+        var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var live = group.OpenBranch(temp.Combine("index"), Options);
+        for (var t = 1; t <= 20; t++) An_environment_group.Put(live, "old", t, CommitDurability.Durable);
+        var rebuilt = group.OpenBranch(temp.Combine("index.new"), Options);
+        for (var t = 1; t <= 30; t++) An_environment_group.Put(rebuilt, "new", t, CommitDurability.Durable);
+        group.ReplaceStep = at =>
+        {
+            if (at == step) throw new InvalidOperationException("crash here");
+        };
+
+        Assert.Throws<InvalidOperationException>(() => group.ReplaceBranch(live, rebuilt));
+        group.SimulateCrash();
+
+        using var reopened = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var index = reopened.OpenBranch(temp.Combine("index"), Options);
+        An_environment_group.AssertHolds(index, expected, expected == "old" ? 20 : 30);
+    }
+}
