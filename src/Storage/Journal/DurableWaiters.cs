@@ -41,7 +41,8 @@ internal sealed class DurableWaiters
             {
                 if (_journal.DurableTransactionId >= transactionId) return;
                 _journal.ThrowIfFailedOrClosed(transactionId);
-                lead = !_leading;
+                // An entry already in a write under way (made by a group's writer for another member) is waited for, not written.
+                lead = !_leading && !_journal.IsInWriteUnderWay(transactionId);
                 if (lead)
                 {
                     _leading = true;
@@ -81,11 +82,7 @@ internal sealed class DurableWaiters
             waiter = _asyncPool.TryPop(out var pooled) ? pooled : new AsyncWaiter(this);
             waiter.Arm(transactionId);
             Add(waiter);
-            if (!_leading)
-            {
-                _leading = true;
-                QueuePoolLeader();
-            }
+            PromoteLeaderLocked();
         }
         return new ValueTask(waiter, waiter.Version);
     }
@@ -93,8 +90,14 @@ internal sealed class DurableWaiters
     /// <summary>After any durable write: wakes the waiters it covered.</summary>
     public void WakeDurable()
     {
-        if (Volatile.Read(ref _waitingCount) == 0) return;
-        lock (_lock) WakeCoveredLocked();
+        // Always under the lock: a committer that found its entry in a write under way registers under it, and must not
+        // be missed by that write's return.
+        lock (_lock)
+        {
+            WakeCoveredLocked();
+            // A write made by another thread (a group's writer) may leave waiters whose entries came after it, with no leader.
+            PromoteLeaderLocked();
+        }
     }
 
     /// <summary>After a failed write or at close: every waiter wakes and learns it.</summary>
@@ -160,24 +163,37 @@ internal sealed class DurableWaiters
         lock (_lock)
         {
             WakeCoveredLocked();
-            if (_waiting.Count == 0)
+            _leading = false;
+            PromoteLeaderLocked();
+        }
+    }
+
+    /// <summary>
+    /// With no leader and waiters left (their entries were appended during the last write), one of them writes next: a
+    /// blocking waiter, or else a thread-pool work item. Waiters whose entries a write under way already carries need none:
+    /// that write wakes them when it returns.
+    /// </summary>
+    private void PromoteLeaderLocked()
+    {
+        if (_leading) return;
+        var needed = false;
+        for (var i = 0; i < _waiting.Count; i++)
+        {
+            var waiter = _waiting[i];
+            if (_journal.IsInWriteUnderWay(waiter.TransactionId)) continue;
+            if (waiter is SyncWaiter next)
             {
-                _leading = false;
+                _waiting.RemoveAt(i);
+                Volatile.Write(ref _waitingCount, _waiting.Count);
+                _leading = true;
+                next.Signal(lead: true);
                 return;
             }
-            // Entries of the waiters left were appended during the last write: one of them writes next.
-            for (var i = 0; i < _waiting.Count; i++)
-            {
-                if (_waiting[i] is SyncWaiter next)
-                {
-                    _waiting.RemoveAt(i);
-                    Volatile.Write(ref _waitingCount, _waiting.Count);
-                    next.Signal(lead: true);
-                    return;
-                }
-            }
-            QueuePoolLeader();
+            needed = true;
         }
+        if (!needed) return;
+        _leading = true;
+        QueuePoolLeader();
     }
 
     /// <summary>A thread-pool work item writes for asynchronous waiters (a failure reaches them through the journal).</summary>

@@ -71,6 +71,12 @@ internal unsafe interface IEnvironmentJournal : IDisposable
     /// <summary>Writes the entries waiting, durably, in one write; returns whether there were any.</summary>
     bool WritePending();
 
+    /// <summary>
+    /// Whether <paramref name="transactionId"/>'s entry is in a write already under way that another thread makes (a group's
+    /// writer carrying another member's commit): its committer then waits for that write instead of writing.
+    /// </summary>
+    bool IsInWriteUnderWay(long transactionId);
+
     /// <summary>Retires every file before <paramref name="firstNeededFileNumber"/>: their entries are all in the synced data file.</summary>
     int Retire(long firstNeededFileNumber);
 

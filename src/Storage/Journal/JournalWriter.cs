@@ -284,6 +284,9 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         }
     }
 
+    /// <summary>A write of this journal is made by one of its own committers (the leader), who writes what waits: never another's.</summary>
+    public bool IsInWriteUnderWay(long transactionId) => false;
+
     /// <summary>Writes the entries waiting, durably, in one write; returns whether there were any.</summary>
     public bool WritePending()
     {

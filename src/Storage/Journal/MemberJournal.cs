@@ -23,6 +23,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     private long _pendingLast;
     private long _pendingSince;
     private long _pendingBytes;
+    /// <summary>The last transaction of this environment in the write under way (or the last written).</summary>
     private long _inWriteLast;
     private long _inWriteBytes;
     private long _failedUpTo;
@@ -111,10 +112,11 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     }
 
     /// <summary>
-    /// Gives the shared file a name in this environment's folder under its next number and makes the name durable (the
-    /// root's name is the file itself). Returns the number. Called by the writer with its locks held.
+    /// Gives the shared file a name in this environment's folder under its next number and, unless the caller syncs the
+    /// folder itself (<see cref="SyncFolder"/>), makes the name durable (the root's name is the file itself). Returns the
+    /// number. Called by the writer with its locks held.
     /// </summary>
-    internal long Link(JournalFile file)
+    internal long Link(JournalFile file, bool sync = true)
     {
         if (IsRoot)
         {
@@ -129,9 +131,15 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
         lock (_lock) number = _nextLinkNumber++;
         var path = Path.Combine(_directory, JournalFile.FileName(number));
         JournalLinks.Create(file.Path, path);
-        FileIo.SyncDirectory(_directory, _faults);
+        if (sync) SyncFolder();
         lock (_lock) _links.Add((number, path, file.SizeBytes, file.Number));
         return number;
+    }
+
+    /// <summary>Makes the links made in this environment's journal folder durable (the root's names are made durable by their rename).</summary>
+    internal void SyncFolder()
+    {
+        if (!IsRoot) FileIo.SyncDirectory(_directory, _faults);
     }
 
     /// <summary>This environment's number for the shared file.</summary>
@@ -182,7 +190,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     /// <summary>The writer takes this environment's waiting entries into the write it is making.</summary>
     internal void TakePending()
     {
-        _inWriteLast = Interlocked.Exchange(ref _pendingLast, 0);
+        Interlocked.Exchange(ref _inWriteLast, Interlocked.Exchange(ref _pendingLast, 0));
         _inWriteBytes = Interlocked.Exchange(ref _pendingBytes, 0);
         Volatile.Write(ref _pendingSince, 0);
     }
@@ -241,6 +249,9 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     public long PendingSinceTimestamp => Volatile.Read(ref _pendingSince);
 
     public bool WritePending() => _shared.WritePending(this);
+
+    public bool IsInWriteUnderWay(long transactionId) =>
+        transactionId > Interlocked.Read(ref _durableTransactionId) && transactionId <= Interlocked.Read(ref _inWriteLast);
 
     /// <summary>Whether entries of this environment were appended and no write has taken them yet.</summary>
     internal bool HasUnwrittenEntries => Interlocked.Read(ref _pendingBytes) != 0;

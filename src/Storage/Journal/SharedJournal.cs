@@ -151,7 +151,7 @@ internal sealed unsafe class SharedJournal : IDisposable
                         _members.Remove(member);
                         throw;
                     }
-                    return;
+                        return;
                 }
                 member.StartAt(firstTransactionId);
                 var link = member.Link(_current);
@@ -222,6 +222,8 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// </summary>
     public bool WritePending(MemberJournal member)
     {
+        // Entries already taken by a write under way: that write's return wakes their committers.
+        if (!member.HasUnwrittenEntries) return false;
         lock (_ioLock)
         {
             return member.HasUnwrittenEntries && WritePendingLocked();
@@ -273,6 +275,7 @@ internal sealed unsafe class SharedJournal : IDisposable
         foreach (var member in covered) member.BecameDurable(ticks);
         return true;
     }
+
 
     private void WritePendingEndMarker()
     {
@@ -338,9 +341,18 @@ internal sealed unsafe class SharedJournal : IDisposable
             foreach (var member in _members)
             {
                 var previousLink = previous is null ? -1 : member.LinkNumberOfOrNone(previous);
-                var link = member.Link(next);
+                var link = member.Link(next, sync: false);
                 Interlocked.Increment(ref _linksMade);
                 if (previousLink >= 0) records.Add(new GroupEndRecord(member.EnvironmentId, previousLink, link, member.NextTransactionId));
+            }
+            // Every folder's new name durable before any entry goes into the file: the syncs at once, so that they cost about one.
+            if (_members.Count > 2)
+            {
+                Parallel.ForEach(_members, new ParallelOptions { MaxDegreeOfParallelism = _members.Count }, member => member.SyncFolder());
+            }
+            else
+            {
+                foreach (var member in _members) member.SyncFolder();
             }
         }
         catch
