@@ -251,7 +251,8 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     public bool WritePending() => _shared.WritePending(this);
 
     public bool IsInWriteUnderWay(long transactionId) =>
-        transactionId > Interlocked.Read(ref _durableTransactionId) && transactionId <= Interlocked.Read(ref _inWriteLast);
+        transactionId > Interlocked.Read(ref _durableTransactionId)
+        && (transactionId <= Interlocked.Read(ref _inWriteLast) || _shared.WillBeWritten(this));
 
     /// <summary>Whether entries of this environment were appended and no write has taken them yet.</summary>
     internal bool HasUnwrittenEntries => Interlocked.Read(ref _pendingBytes) != 0;

@@ -187,16 +187,19 @@ internal sealed unsafe class SharedJournal : IDisposable
         }
         lock (_ioLock)
         {
-            lock (_pendingLock)
+            while (true)
             {
-                ThrowIfFailedOrClosed();
-                if (!Fits(lengthBytes))
+                // A file's entries are written before the next file's. The write is made without the pending lock: its
+                // callbacks wake committers, who take their waiters' lock and then this one.
+                WritePendingLocked();
+                lock (_pendingLock)
                 {
-                    // A file's entries are written before the next file's.
-                    WritePendingLocked();
+                    ThrowIfFailedOrClosed();
+                    if (Fits(lengthBytes)) return AppendLocked(member, entry, lengthBytes, transactionId);
+                    if (_pendingLength != 0) continue; // appended meanwhile: written first
                     Switch(lengthBytes);
+                    return AppendLocked(member, entry, lengthBytes, transactionId);
                 }
-                return AppendLocked(member, entry, lengthBytes, transactionId);
             }
         }
     }
@@ -216,23 +219,56 @@ internal sealed unsafe class SharedJournal : IDisposable
     }
 
     /// <summary>
-    /// Writes every entry waiting, of every member, durably in one write, for <paramref name="member"/>'s committers: unless
-    /// the write that took its entries was made while this one waited for the writer (every member's committers queue here,
-    /// and most find their entries carried by the write before). Returns whether it wrote.
+    /// Writes the entries waiting, of every member, in one durable write for <paramref name="member"/>'s committers, while
+    /// the other members' committers wait for it to carry theirs (see <see cref="WillBeWritten"/>); entries appended during
+    /// the write are left to their own committers, whom it wakes to lead the next one. One write each, measured: a thread
+    /// that went on writing for the others (up to 16 writes) kept its own commit waiting, and W7 made 2,400 writes instead
+    /// of 1,600 at the same rate. Returns false at once when another thread is writing: that write takes these entries too.
     /// </summary>
     public bool WritePending(MemberJournal member)
     {
-        // Entries already taken by a write under way: that write's return wakes their committers.
         if (!member.HasUnwrittenEntries) return false;
-        lock (_ioLock)
+        lock (_pendingLock)
         {
-            return member.HasUnwrittenEntries && WritePendingLocked();
+            if (_writerActive) return false;
+            _writerActive = true;
         }
+        bool wrote;
+        MemberJournal[]? left = null;
+        try
+        {
+            lock (_ioLock) wrote = WritePendingLocked();
+        }
+        finally
+        {
+            lock (_pendingLock)
+            {
+                _writerActive = false;
+                if (_pendingLength != 0) left = [.. _pendingMembers];
+            }
+        }
+        if (left is not null)
+        {
+            foreach (var waiting in left) waiting.Waiters.WakeDurable();
+        }
+        return wrote;
+    }
+
+    /// <summary>A thread is writing for the group (guarded by <see cref="_pendingLock"/>): it writes what waits before it stops.</summary>
+    private bool _writerActive;
+
+    /// <summary>
+    /// Whether entries of <paramref name="member"/> waiting now will be written without its committers doing it: a thread is
+    /// writing for the group, and when it is done it wakes the committers of what is left to lead the next write.
+    /// </summary>
+    internal bool WillBeWritten(MemberJournal member)
+    {
+        lock (_pendingLock) return _writerActive;
     }
 
     /// <summary>
-    /// Called with <see cref="_ioLock"/> held (and, during a switch, <see cref="_pendingLock"/> too): members go on appending
-    /// the next entries while the disk works, unless a switch holds them back.
+    /// Called with <see cref="_ioLock"/> held and <see cref="_pendingLock"/> not held (the write's callbacks wake committers,
+    /// who take their waiters' lock and then the pending lock): members go on appending the next entries while the disk works.
     /// </summary>
     private bool WritePendingLocked()
     {
@@ -440,6 +476,7 @@ internal sealed unsafe class SharedJournal : IDisposable
                 // A never-used spare left behind is deleted or adopted when the root next opens alone.
             }
         }
+        MemberJournal[] closing;
         lock (_ioLock)
         {
             lock (_pendingLock)
@@ -453,10 +490,12 @@ internal sealed unsafe class SharedJournal : IDisposable
                 _pendingLength = 0;
                 _pending.Dispose();
                 _inFlight.Dispose();
-                foreach (var member in _members) member.WriterClosed();
+                closing = [.. _members];
                 _members.Clear();
                 _pendingMembers.Clear();
             }
         }
+        // Outside the locks: a member's committers take its waiters' lock and then this writer's.
+        foreach (var member in closing) member.WriterClosed();
     }
 }
