@@ -74,7 +74,11 @@ public sealed class EnvironmentGroup : IDisposable
                 throw new ArgumentException("A branch has a directory of its own, not the root's.", nameof(directory));
             }
             string? notShared = _shared is null ? "the group was opened without shared journals" : null;
-            if (_shared is not null)
+            if (_shared is not null && _shared.MemberCount >= JournalGroupEndMarker.MaxRecords)
+            {
+                notShared = $"a shared journal holds at most {JournalGroupEndMarker.MaxRecords} members";
+            }
+            else if (_shared is not null)
             {
                 Directory.CreateDirectory(directory);
                 notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
@@ -175,17 +179,22 @@ public sealed class EnvironmentGroup : IDisposable
         }
     }
 
-    private void CloseBranches()
+    /// <summary>Ends the group's taking of branches and hands over those open.</summary>
+    private List<StorageEnvironment> TakeBranches()
     {
-        List<StorageEnvironment> open;
         lock (_lock)
         {
             _disposed = true;
-            open = [.. _branches.Select(b => b.Environment)];
+            List<StorageEnvironment> open = [.. _branches.Select(b => b.Environment)];
             _branches.Clear();
+            return open;
         }
+    }
+
+    private void CloseBranches()
+    {
         List<Exception>? failures = null;
-        foreach (var branch in open)
+        foreach (var branch in TakeBranches())
         {
             try
             {
@@ -205,14 +214,7 @@ public sealed class EnvironmentGroup : IDisposable
     /// <summary>Test seam: every member stops as in a killed process (branches first), and the shared journal with them.</summary>
     internal void SimulateCrash()
     {
-        List<StorageEnvironment> open;
-        lock (_lock)
-        {
-            _disposed = true;
-            open = [.. _branches.Select(b => b.Environment)];
-            _branches.Clear();
-        }
-        foreach (var branch in open) branch.SimulateCrash();
+        foreach (var branch in TakeBranches()) branch.SimulateCrash();
         Root.SimulateCrash();
     }
 }

@@ -138,8 +138,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// <summary>How entries are made durable: measured per file (see <see cref="DurableWritePolicy"/>).</summary>
     public DurableWritePolicy WritePolicy { get; }
 
-    /// <summary>The number of the file the write policy measured last (it measures each file anew).</summary>
-    private long _measuredFileNumber = -1;
 
     /// <summary>Bytes of the journal files in use and the spares.</summary>
     public long TotalBytes
@@ -358,22 +356,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
 
     private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
     {
-        if (file.Number != _measuredFileNumber)
-        {
-            _measuredFileNumber = file.Number;
-            WritePolicy.StartFile();
-        }
-        var method = WritePolicy.Next();
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        long done = 0;
-        while (done < lengthBytes)
-        {
-            // One call for any ordinary entry; only values near the 2 GiB limit need more than one.
-            var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
-            file.Write(data + done, chunk, offsetBytes + done, _faults, method);
-            done += chunk;
-        }
-        WritePolicy.Record(method, System.Diagnostics.Stopwatch.GetTimestamp() - started);
+        WritePolicy.Write(file, data, lengthBytes, offsetBytes, _faults);
         Interlocked.Increment(ref _durableWrites);
         Interlocked.Add(ref _bytesWritten, lengthBytes);
     }

@@ -151,7 +151,7 @@ internal sealed unsafe class SharedJournal : IDisposable
                         _members.Remove(member);
                         throw;
                     }
-                        return;
+                    return;
                 }
                 member.StartAt(firstTransactionId);
                 var link = member.Link(_current);
@@ -326,24 +326,9 @@ internal sealed unsafe class SharedJournal : IDisposable
         Interlocked.Increment(ref _durableWrites);
     }
 
-    private long _measuredFileNumber = -1;
-
     private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
     {
-        if (file.Number != _measuredFileNumber)
-        {
-            _measuredFileNumber = file.Number;
-            WritePolicy.StartFile();
-        }
-        var method = WritePolicy.Next();
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        for (long done = 0; done < lengthBytes;)
-        {
-            var chunk = (int)Math.Min(lengthBytes - done, 1 << 30);
-            file.Write(data + done, chunk, offsetBytes + done, _faults, method);
-            done += chunk;
-        }
-        WritePolicy.Record(method, System.Diagnostics.Stopwatch.GetTimestamp() - started);
+        WritePolicy.Write(file, data, lengthBytes, offsetBytes, _faults);
         Interlocked.Increment(ref _durableWrites);
         Interlocked.Add(ref _bytesWritten, lengthBytes);
     }
