@@ -45,12 +45,21 @@ public sealed class EnvironmentGroup : IDisposable
     {
         if (!sharedJournals) return new EnvironmentGroup(StorageEnvironment.Open(rootDirectory, options), shared: null);
         SharedJournal? shared = null;
-        var root = StorageEnvironment.Open(rootDirectory, options, context =>
+        StorageEnvironment root;
+        try
         {
-            shared = new SharedJournal(context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber,
-                context.Options.MinJournalFileSizeBytes, context.Options.MaxJournalFileSizeBytes, context.Io, context.Options.FaultInjector, context.Options.JournalWriteMethod);
-            return new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector);
-        });
+            root = StorageEnvironment.Open(rootDirectory, options, context =>
+            {
+                shared = new SharedJournal(context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber,
+                    context.Options.MinJournalFileSizeBytes, context.Options.MaxJournalFileSizeBytes, context.Io, context.Options.FaultInjector, context.Options.JournalWriteMethod);
+                return new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector);
+            });
+        }
+        catch
+        {
+            shared?.Dispose();
+            throw;
+        }
         var group = new EnvironmentGroup(root, shared);
         root.BeforeClose = group.CloseBranches;
         root.ClosedHook = () => shared?.Dispose();
@@ -113,6 +122,7 @@ public sealed class EnvironmentGroup : IDisposable
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (!_branches.Any(b => ReferenceEquals(b.Environment, live))) throw new ArgumentException("The environment is not an open branch of this group.", nameof(live));
+            if (ReferenceEquals(replacement, Root)) throw new ArgumentException("The group's root cannot replace a branch.", nameof(replacement));
             if (ReferenceEquals(live, replacement) || string.Equals(liveDirectory, replacementDirectory, StringComparison.Ordinal))
             {
                 throw new ArgumentException("The replacement is an environment of its own, in another directory.", nameof(replacement));

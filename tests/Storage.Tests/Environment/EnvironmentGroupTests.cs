@@ -304,6 +304,8 @@ public sealed class An_environment_group_replacing_a_branch
         for (var t = 1; t <= 30; t++) An_environment_group.Put(rebuilt, "new", t, CommitDurability.Durable);
         An_environment_group.Put(group.Root, "root", 1, CommitDurability.Durable);
         var reader = live.BeginRead();
+        Assert.Throws<ArgumentException>(() => group.ReplaceBranch(live, group.Root));
+        Assert.Throws<ArgumentException>(() => group.ReplaceBranch(group.Root, rebuilt));
 
         var swapped = group.ReplaceBranch(live, rebuilt);
 
