@@ -45,6 +45,31 @@ internal sealed class JournalFile : IDisposable
     /// </summary>
     public bool HasOtherNames => Posix.LinkCount(Path) is > 1;
 
+    /// <summary>The name (without extension) of spare <paramref name="counter"/>: <c>spare-&lt;n&gt;</c>.</summary>
+    public static string SpareName(long counter) => "spare-" + counter.ToString(CultureInfo.InvariantCulture);
+
+    /// <summary>The counter of a spare's file name (with or without extension), or false for any other name.</summary>
+    public static bool TryParseSpareCounter(string fileName, out long counter)
+    {
+        counter = 0;
+        var name = fileName.EndsWith(SpareExtension, StringComparison.Ordinal) ? fileName[..^SpareExtension.Length] : fileName;
+        return name.StartsWith("spare-", StringComparison.Ordinal)
+            && long.TryParse(name.AsSpan(6), NumberStyles.None, CultureInfo.InvariantCulture, out counter);
+    }
+
+    /// <summary>Waits for a spare being made in the background; one that failed is not used, and its error is not this caller's.</summary>
+    public static void WaitForPreparation(Task? preparing)
+    {
+        try
+        {
+            preparing?.Wait();
+        }
+        catch (AggregateException)
+        {
+            // Nothing to clean: a spare that failed to be made is not used.
+        }
+    }
+
     public static string FileName(long number) => number.ToString("D16", CultureInfo.InvariantCulture) + Extension;
 
     public static bool TryParseNumber(string fileName, out long number)
@@ -219,6 +244,14 @@ internal sealed class JournalFile : IDisposable
         using var block = new AlignedBuffer(JournalEndMarker.BlockBytes);
         marker.WriteBlock(block.Pointer);
         Write(block.Pointer, JournalEndMarker.BlockBytes, offsetBytes, faults);
+    }
+
+    /// <summary>Writes a group end marker durably at <paramref name="offsetBytes"/>, right after a shared file's last entry.</summary>
+    public unsafe void WriteGroupEndMarker(ulong writerEnvironmentId, ReadOnlySpan<GroupEndRecord> records, long offsetBytes, IFaultInjector? faults)
+    {
+        using var block = new AlignedBuffer(JournalGroupEndMarker.BlockBytes);
+        JournalGroupEndMarker.Write(new Span<byte>(block.Pointer, JournalGroupEndMarker.BlockBytes), writerEnvironmentId, Number, records);
+        Write(block.Pointer, JournalGroupEndMarker.BlockBytes, offsetBytes, faults);
     }
 
     public void Delete(IFaultInjector? faults)

@@ -105,12 +105,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         if (!Directory.Exists(_directory)) return;
         foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
         {
-            var name = Path.GetFileNameWithoutExtension(path);
-            if (!name.StartsWith("spare-", StringComparison.Ordinal)
-                || !long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
-            {
-                continue;
-            }
+            if (!JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) continue;
             _spareCounter = Math.Max(_spareCounter, counter);
             var ownership = JournalFiles.Ownership(path, _environmentId);
             if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
@@ -371,14 +366,8 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         {
             preparing = _preparing;
         }
-        try
-        {
-            preparing?.Wait();
-        }
-        catch (AggregateException)
-        {
-            // A failed background preparation is retried below, where its error reaches the committer.
-        }
+        // A failed background preparation is retried below, where its error reaches the committer.
+        JournalFile.WaitForPreparation(preparing);
         lock (_lock)
         {
             _spares.TryDequeue(out next);
@@ -419,7 +408,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         }
     }
 
-    private string NextSpareName() => "spare-" + Interlocked.Increment(ref _spareCounter).ToString(System.Globalization.CultureInfo.InvariantCulture);
+    private string NextSpareName() => JournalFile.SpareName(Interlocked.Increment(ref _spareCounter));
 
     /// <summary>Called with the lock held.</summary>
     private void StartPreparingSpare()
@@ -537,17 +526,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     }
 
     /// <summary>Waits for a spare being prepared in the background; a failed preparation leaves no spare and is not an error here.</summary>
-    private void WaitForSparePreparation()
-    {
-        try
-        {
-            _preparing?.Wait();
-        }
-        catch (AggregateException)
-        {
-            // Nothing to clean: a spare that failed to be made is not used.
-        }
-    }
+    private void WaitForSparePreparation() => JournalFile.WaitForPreparation(_preparing);
 
     public void Dispose()
     {

@@ -283,10 +283,12 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public void Dispose()
     {
-        if (Volatile.Read(ref _closed) && !_joined) return;
         Volatile.Write(ref _closed, true);
-        if (_joined) _shared.Leave(this);
-        _joined = false;
+        if (_joined)
+        {
+            _joined = false;
+            _shared.Leave(this);
+        }
         Waiters.WakeAll();
     }
 }

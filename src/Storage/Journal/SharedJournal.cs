@@ -65,13 +65,9 @@ internal sealed unsafe class SharedJournal : IDisposable
         PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod)
     {
         // Spares of the root's own journal (kept from when it was open alone) keep their names: new ones are numbered after them.
-        foreach (var path in Directory.Exists(rootJournalDirectory) ? Directory.EnumerateFiles(rootJournalDirectory, "spare-*" + JournalFile.SpareExtension) : [])
+        foreach (var path in Directory.Exists(rootJournalDirectory) ? Directory.EnumerateFiles(rootJournalDirectory, "*" + JournalFile.SpareExtension) : [])
         {
-            var name = Path.GetFileNameWithoutExtension(path);
-            if (long.TryParse(name.AsSpan(6), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var counter))
-            {
-                _spareCounter = Math.Max(_spareCounter, counter);
-            }
+            if (JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) _spareCounter = Math.Max(_spareCounter, counter);
         }
         _directory = rootJournalDirectory;
         _writerId = rootEnvironmentId;
@@ -97,15 +93,6 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     /// <summary>Links made into members' folders.</summary>
     public long LinksMade => Interlocked.Read(ref _linksMade);
-
-    /// <summary>The root's number of the file in use, or -1 before the first.</summary>
-    public long CurrentFileNumber
-    {
-        get
-        {
-            lock (_pendingLock) return _current?.Number ?? -1;
-        }
-    }
 
     public bool IsDirect
     {
@@ -312,15 +299,10 @@ internal sealed unsafe class SharedJournal : IDisposable
         return true;
     }
 
-
     private void WritePendingEndMarker()
     {
         if (_pendingEndMarker is not { } pending) return;
-        using (var block = new AlignedBuffer(JournalGroupEndMarker.BlockBytes))
-        {
-            JournalGroupEndMarker.Write(new Span<byte>(block.Pointer, JournalGroupEndMarker.BlockBytes), _writerId, pending.File.Number, pending.Records);
-            pending.File.Write(block.Pointer, JournalGroupEndMarker.BlockBytes, pending.OffsetBytes, _faults);
-        }
+        pending.File.WriteGroupEndMarker(_writerId, pending.Records, pending.OffsetBytes, _faults);
         _pendingEndMarker = null;
         pending.File.Dispose();
         Interlocked.Increment(ref _durableWrites);
@@ -396,7 +378,7 @@ internal sealed unsafe class SharedJournal : IDisposable
         StartPreparingSpare();
     }
 
-    private string NextSpareName() => "spare-" + Interlocked.Increment(ref _spareCounter).ToString(System.Globalization.CultureInfo.InvariantCulture);
+    private string NextSpareName() => JournalFile.SpareName(Interlocked.Increment(ref _spareCounter));
 
     /// <summary>The spare prepared in the background, if it is large enough (one that is not is deleted: it was never used).</summary>
     private JournalFile? TakeSpare(long neededBytes)
@@ -421,17 +403,7 @@ internal sealed unsafe class SharedJournal : IDisposable
         });
     }
 
-    private void WaitForSparePreparation()
-    {
-        try
-        {
-            _preparing?.Wait();
-        }
-        catch (AggregateException)
-        {
-            // A spare that failed to be made is not used: the switch makes one itself, and its error reaches the committer.
-        }
-    }
+    private void WaitForSparePreparation() => JournalFile.WaitForPreparation(_preparing);
 
     private JournalFile? _spare;
     private Task? _preparing;
