@@ -1,5 +1,6 @@
 using Storage.Inspection;
 using Storage.Paging;
+using Storage.Trees;
 using static Storage.Inspect.Tests.TestEnvironments;
 
 namespace Storage.Inspect.Tests;
@@ -125,8 +126,10 @@ public class CheckerTests
         using (var file = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite))
         {
             RandomAccess.Read(file, bytes, leaf * PageLayout.PageSizeBytes);
-            // Swap the first two slots: keys 0 and 1 change places.
-            (bytes[32], bytes[33], bytes[34], bytes[35]) = (bytes[34], bytes[35], bytes[32], bytes[33]);
+            // Swap the first two slots (offset and key head): keys 0 and 1 change places.
+            var first = bytes.AsSpan(PageLayout.HeaderSizeBytes, TreeNodeLayout.SlotSizeBytes).ToArray();
+            bytes.AsSpan(PageLayout.HeaderSizeBytes + TreeNodeLayout.SlotSizeBytes, TreeNodeLayout.SlotSizeBytes).CopyTo(bytes.AsSpan(PageLayout.HeaderSizeBytes));
+            first.CopyTo(bytes.AsSpan(PageLayout.HeaderSizeBytes + TreeNodeLayout.SlotSizeBytes));
             fixed (byte* p = bytes) ((PageHeader*)p)->Checksum = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
             RandomAccess.Write(file, bytes, leaf * PageLayout.PageSizeBytes);
         }

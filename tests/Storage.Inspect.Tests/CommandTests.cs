@@ -84,7 +84,7 @@ public class CommandTests
             Assert.Equal(0, Run(out var json, out _, "info", "--json", dir.Path));
             using var doc = JsonDocument.Parse(json);
             Assert.True(doc.RootElement.GetProperty("locked").GetBoolean());
-            Assert.Equal(2, doc.RootElement.GetProperty("formatVersion").GetInt32());
+            Assert.Equal(3, doc.RootElement.GetProperty("formatVersion").GetInt32());
             Assert.Equal(8192, doc.RootElement.GetProperty("pageSize").GetInt32());
             Assert.Equal(2, doc.RootElement.GetProperty("slots").GetArrayLength());
         }

@@ -12,7 +12,8 @@ internal struct FileHeader
 {
     public const int SizeBytes = 136;
     public const ulong ExpectedMagic = 0x31454741_524F5453; // "STORAGE1"
-    public const int CurrentFormatVersion = 2;
+    /// <summary>3: tree pages' slots carry key heads and their headers the keys' shared prefix (2 had bare offsets).</summary>
+    public const int CurrentFormatVersion = 3;
 
     [FieldOffset(0)] public ulong Magic;
     [FieldOffset(8)] public int FormatVersion;

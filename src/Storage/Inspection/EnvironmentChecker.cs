@@ -343,6 +343,7 @@ internal sealed unsafe class EnvironmentChecker
                 var page = TreePage.Open(p, pageNumber);
                 var count = page.Count;
                 long used = PageLayout.HeaderSizeBytes + page.ComputeUsedBytes();
+                page.CheckKeyHeads();
                 tree.UsedBytes += used;
                 SetInfo(pageNumber, isLeaf ? PageKind.Leaf : PageKind.Branch, header->TreeId, count, used);
                 if (isLeaf)

@@ -1,3 +1,6 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics.X86;
+
 namespace Storage.Paging;
 
 /// <summary>Fixed sizes of the on-disk page format.</summary>
@@ -12,6 +15,23 @@ internal static class PageLayout
     /// <summary>Pages 0 and 1 are the two alternating file headers.</summary>
     public const long FirstHeaderPage = 0;
     public const long SecondHeaderPage = 1;
+
+    /// <summary>
+    /// Starts loading a page's first 384 bytes (its header and, on a tree page, the slots of about 58 nodes) before the
+    /// header is read: on a page not in the processor's caches they then arrive together rather than one after another.
+    /// Advisory: a prefetch never faults.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static unsafe void PrefetchHead(byte* page)
+    {
+        if (!Sse.IsSupported) return;
+        Sse.Prefetch0(page);
+        Sse.Prefetch0(page + 64);
+        Sse.Prefetch0(page + 128);
+        Sse.Prefetch0(page + 192);
+        Sse.Prefetch0(page + 256);
+        Sse.Prefetch0(page + 320);
+    }
 
     public static long PagesForOverflow(long valueSizeBytes) =>
         (HeaderSizeBytes + valueSizeBytes + PageSizeBytes - 1) / PageSizeBytes;

@@ -98,6 +98,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         var mapping = _mapping!;
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
         var page = mapping.PagePointer(pageNumber);
+        PageLayout.PrefetchHead(page);
         // One test on the hot path: a page read before was checked then, and is most likely cached.
         var firstRead = !_dataFile.HasBeenRead(pageNumber);
         if (firstRead) _dataFile.BeforeFirstRead(mapping, page, pageNumber);

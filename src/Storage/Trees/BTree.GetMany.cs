@@ -122,9 +122,9 @@ internal sealed unsafe partial class BTree
                 openPageNumber = pages[i];
                 leaf = OpenPageAtLevel(openPageNumber, leafLevel);
             }
-            int index = leaf.SearchLeaf(sortedKeys[i].Span, out bool exact);
-            slots[i] = exact ? index : -1;
-            if (!exact)
+            int index = leaf.FindInLeaf(sortedKeys[i].Span);
+            slots[i] = index;
+            if (index < 0)
             {
                 continue;
             }

@@ -48,6 +48,7 @@ internal sealed unsafe partial class BTree
             TreeThrowHelper.ThrowCorrupted(pageNumber, $"Page belongs to tree {header->TreeId}, but is reachable from tree {_state.TreeId}.");
         }
         page.ComputeUsedBytes(); // throws when the nodes take more room than the node area (shared or overlapping nodes)
+        page.CheckKeyHeads();
 
         bool isRoot = level == 0;
         int count = page.Count;

@@ -64,8 +64,8 @@ internal sealed unsafe partial class BTree
     {
         CheckKeySize(key.Length);
         var leaf = DescendToLeaf(key, _path);
-        int index = leaf.SearchLeaf(key, out bool found);
-        if (!found)
+        int index = leaf.FindInLeaf(key);
+        if (index < 0)
         {
             value = default;
             return false;

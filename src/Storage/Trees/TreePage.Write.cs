@@ -51,6 +51,7 @@ internal readonly unsafe ref partial struct TreePage
         header->Lower = PageLayout.HeaderSizeBytes;
         header->Upper = PageLayout.PageSizeBytes;
         header->TreeId = treeId;
+        header->OverflowSizeBytes = 0; // the key prefix shares these bytes; a reused page may have been an overflow run
         return new TreePage(page, pageNumber);
     }
 
@@ -59,6 +60,7 @@ internal readonly unsafe ref partial struct TreePage
     {
         byte* destination = ReserveNode(index, nodeSizeBytes);
         Buffer.MemoryCopy(node, destination, nodeSizeBytes, nodeSizeBytes);
+        KeyPlaced(index, inserted: true);
     }
 
     public void InsertBranchNode(int index, ReadOnlySpan<byte> key, long childPageNumber)
@@ -66,6 +68,7 @@ internal readonly unsafe ref partial struct TreePage
         Debug.Assert(IsBranch, "branch nodes go on branch pages");
         int nodeSizeBytes = TreeNodeLayout.BranchNodeSize(key.Length);
         TreeNodeLayout.WriteBranchNode(ReserveNode(index, nodeSizeBytes), key, childPageNumber);
+        KeyPlaced(index, inserted: true);
     }
 
     /// <summary>Drops the node's offset. Its bytes become a hole, unless it is the lowest node, whose room is given straight back.</summary>
@@ -97,6 +100,7 @@ internal readonly unsafe ref partial struct TreePage
         var child = Unsafe.ReadUnaligned<BranchNodeHeader>(_page + offset).ChildPageNumber;
         Written(offset, nodeSizeBytes);
         TreeNodeLayout.WriteBranchNode(_page + offset, key, child);
+        KeyPlaced(index, inserted: false);
         return true;
     }
 
@@ -172,6 +176,7 @@ internal readonly unsafe ref partial struct TreePage
         HeaderWritten();
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + count * TreeNodeLayout.SlotSizeBytes);
         CloseHoles();
+        RecomputeKeyPrefix();
     }
 
     /// <summary>
@@ -188,6 +193,7 @@ internal readonly unsafe ref partial struct TreePage
         HeaderWritten();
         Header->Lower = (ushort)(PageLayout.HeaderSizeBytes + keptBytes);
         CloseHoles();
+        RecomputeKeyPrefix();
     }
 
     /// <summary>
@@ -313,6 +319,7 @@ internal readonly unsafe ref partial struct TreePage
         InsertOffset(index, at);
         Written(at, nodeSizeBytes);
         Buffer.MemoryCopy(node, _page + at, nodeSizeBytes, nodeSizeBytes);
+        KeyPlaced(index, inserted: true);
         return true;
     }
 
@@ -384,7 +391,77 @@ internal readonly unsafe ref partial struct TreePage
         return _page + upper;
     }
 
-    /// <summary>Puts <paramref name="offset"/> into the offsets array at <paramref name="index"/>, moving the ones after it up by one.</summary>
+    /// <summary>
+    /// Keeps the shared prefix and key heads right once node <paramref name="index"/> has its key (a node inserted there, or
+    /// a branch node's key replaced): only a key at either end of the page can share less of the prefix than the rest
+    /// (one between two keys shares whatever they share), and then every head is rewritten for the shorter prefix.
+    /// </summary>
+    private void KeyPlaced(int index, bool inserted)
+    {
+        int first = FirstKeyedIndex;
+        int count = Count;
+        if (index < first)
+        {
+            // A node put before a branch's node 0 pushes that node's key into the search: rare, so done the long way.
+            if (inserted && count > first) RecomputeKeyPrefix();
+            return;
+        }
+        var key = GetKey(index);
+        if (count == first + 1)
+        {
+            SetKeyPrefix(key.Length);
+            WriteHead(index, TreeNodeLayout.KeyHead(key, key.Length));
+            return;
+        }
+        int prefixBytes = KeyPrefixBytes;
+        if (index == first || index == count - 1)
+        {
+            int shared = key.CommonPrefixLength(GetKey(index == first ? index + 1 : index - 1));
+            if (shared < prefixBytes)
+            {
+                RewriteHeads(shared);
+                return;
+            }
+        }
+        WriteHead(index, TreeNodeLayout.KeyHead(key, prefixBytes));
+    }
+
+    /// <summary>Sets the shared prefix to what the page's first and last keys share, rewriting the heads when it changes.</summary>
+    private void RecomputeKeyPrefix()
+    {
+        int first = FirstKeyedIndex;
+        int count = Count;
+        if (count <= first) return;
+        int shared = GetKey(first).CommonPrefixLength(GetKey(count - 1));
+        if (shared != KeyPrefixBytes) RewriteHeads(shared);
+    }
+
+    private void RewriteHeads(int prefixBytes)
+    {
+        SetKeyPrefix(prefixBytes);
+        int count = Count;
+        for (int i = FirstKeyedIndex; i < count; i++)
+        {
+            WriteHead(i, TreeNodeLayout.KeyHead(GetKey(i), prefixBytes));
+        }
+    }
+
+    private void SetKeyPrefix(int prefixBytes)
+    {
+        Debug.Assert(prefixBytes <= TreeLimits.MaxKeySizeBytes, "a prefix shared by keys is no longer than a key");
+        if (Header->KeyPrefixBytes == prefixBytes) return;
+        HeaderWritten();
+        Header->KeyPrefixBytes = (ushort)prefixBytes;
+    }
+
+    private void WriteHead(int index, uint head)
+    {
+        int at = SlotOffset(index) + TreeNodeLayout.HeadOffsetInSlot;
+        Written(at, sizeof(uint));
+        Unsafe.WriteUnaligned(_page + at, head);
+    }
+
+    /// <summary>Puts <paramref name="offset"/> into the slot array at <paramref name="index"/>, moving the ones after it up by one; the caller writes its key head.</summary>
     private void InsertOffset(int index, int offset)
     {
         byte* slot = _page + SlotOffset(index);

@@ -82,7 +82,35 @@ internal readonly unsafe ref partial struct TreePage
         {
             TreeThrowHelper.ThrowBadPageBounds(pageNumber, lower, upper);
         }
+        if (header->KeyPrefixBytes > TreeLimits.MaxKeySizeBytes)
+        {
+            TreeThrowHelper.ThrowBadKeyPrefix(pageNumber, header->KeyPrefixBytes);
+        }
     }
+
+    /// <summary>How many leading bytes every key of the page shares (node 0 of a branch aside).</summary>
+    public int KeyPrefixBytes => Header->KeyPrefixBytes;
+
+    /// <summary>The first node with a key: 0 on a leaf, 1 on a branch (whose node 0 is minus infinity).</summary>
+    public int FirstKeyedIndex => IsLeaf ? 0 : 1;
+
+    /// <summary>Slot <paramref name="index"/>'s key head; the caller keeps the index below <see cref="Count"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private uint HeadAt(int index) =>
+        Unsafe.ReadUnaligned<uint>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes + TreeNodeLayout.HeadOffsetInSlot);
+
+    /// <summary>Starts loading the slot array (up to 1 KiB of it); the header's line is already in.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchSlots()
+    {
+        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
+        byte* end = _page + Math.Min(Lower, 1024);
+        for (byte* line = _page + 64; line < end; line += 64)
+        {
+            System.Runtime.Intrinsics.X86.Sse.Prefetch0(line);
+        }
+    }
+
 
     public ReadOnlySpan<byte> GetKey(int index)
     {
@@ -135,80 +163,140 @@ internal readonly unsafe ref partial struct TreePage
         return new LeafValue(overflowPage);
     }
 
-    /// <summary>Binary search of a leaf: the key's index, or where it would be inserted.</summary>
-    public int SearchLeaf(ReadOnlySpan<byte> key, out bool found)
+    /// <summary>Search of a leaf: the key's index, or where it would be inserted.</summary>
+    public int SearchLeaf(ReadOnlySpan<byte> key, out bool found) => LowerBound(key, 0, out found);
+
+    /// <summary>
+    /// The index of <paramref name="key"/> in a leaf, or -1: a lookup, which needs no insert position and so skips the
+    /// check of the page's shared prefix (a key without it matches no key of the page in the full comparison).
+    /// </summary>
+    public int FindInLeaf(ReadOnlySpan<byte> key)
     {
-        int low = 0;
-        int high = Count - 1;
-        while (low <= high)
+        int count = Count;
+        PrefetchSlots();
+        int prefixBytes = KeyPrefixBytes;
+        uint head = TreeNodeLayout.KeyHead(key, prefixBytes);
+        int low = HeadLowerBound(head, 0, count);
+        int high = HeadUpperBound(head, low, count);
+        while (low < high)
         {
             int middle = (int)((uint)(low + high) >> 1);
-            PrefetchNextProbes(low, middle, high);
+            int comparison = KeyComparer.Compare(key, GetKey(middle));
+            if (comparison == 0) return middle;
+            if (comparison < 0) high = middle;
+            else low = middle + 1;
+        }
+        return -1;
+    }
+
+    /// <summary>Search of a branch: the index of the child whose range holds the key.</summary>
+    public int SearchBranch(ReadOnlySpan<byte> key)
+    {
+        if (Count == 0)
+        {
+            TreeThrowHelper.ThrowEmptyBranch(PageNumber);
+        }
+        // Node 0's key is minus infinity, so the search is over nodes 1..count-1 for the last key <= key.
+        int index = LowerBound(key, 1, out bool found);
+        return found ? index : index - 1;
+    }
+
+    /// <summary>
+    /// The first index at or after <paramref name="first"/> whose key is not below <paramref name="key"/> (Count when
+    /// none), and whether that key equals it. The key is compared with the page's shared prefix first (a key outside
+    /// it goes before or after every key), then by key heads, then by whole keys among the nodes whose heads tie.
+    /// </summary>
+    private int LowerBound(ReadOnlySpan<byte> key, int first, out bool found)
+    {
+        int count = Count;
+        found = false;
+        if (count <= first) return first;
+        PrefetchSlots();
+        int prefixBytes = KeyPrefixBytes;
+        if (prefixBytes > 0)
+        {
+            var prefix = GetKey(first);
+            if (prefix.Length < prefixBytes)
+            {
+                TreeThrowHelper.ThrowBadKeyHead(PageNumber, first, $"the key is {prefix.Length} bytes, shorter than the page's shared prefix of {prefixBytes}");
+            }
+            int shared = Math.Min(prefixBytes, key.Length);
+            int comparison = KeyComparer.Compare(key[..shared], prefix[..shared]);
+            // A key that is a proper prefix of the shared prefix is below every key of the page.
+            if (comparison < 0 || (comparison == 0 && shared < prefixBytes)) return first;
+            if (comparison > 0) return count;
+        }
+        uint head = TreeNodeLayout.KeyHead(key, prefixBytes);
+        int low = HeadLowerBound(head, first, count);
+        int high = HeadUpperBound(head, low, count);
+        while (low < high)
+        {
+            int middle = (int)((uint)(low + high) >> 1);
             int comparison = KeyComparer.Compare(key, GetKey(middle));
             if (comparison == 0)
             {
                 found = true;
                 return middle;
             }
-            if (comparison < 0)
-            {
-                high = middle - 1;
-            }
-            else
-            {
-                low = middle + 1;
-            }
+            if (comparison < 0) high = middle;
+            else low = middle + 1;
         }
-        found = false;
         return low;
     }
 
-    /// <summary>Binary search of a branch: the index of the child whose range holds the key.</summary>
-    public int SearchBranch(ReadOnlySpan<byte> key)
+    /// <summary>The first index in [<paramref name="low"/>, <paramref name="high"/>) whose head is not below <paramref name="head"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int HeadLowerBound(uint head, int low, int high)
     {
-        int count = Count;
-        if (count == 0)
-        {
-            TreeThrowHelper.ThrowEmptyBranch(PageNumber);
-        }
-        // Node 0's key is minus infinity, so the search is over nodes 1..count-1 for the last key <= key.
-        int low = 1;
-        int high = count - 1;
-        while (low <= high)
+        while (low < high)
         {
             int middle = (int)((uint)(low + high) >> 1);
-            PrefetchNextProbes(low, middle, high);
-            int comparison = KeyComparer.Compare(key, GetKey(middle));
-            if (comparison == 0)
-            {
-                return middle;
-            }
-            if (comparison < 0)
-            {
-                high = middle - 1;
-            }
-            else
-            {
-                low = middle + 1;
-            }
+            if (HeadAt(middle) < head) low = middle + 1;
+            else high = middle;
         }
-        return low - 1;
+        return low;
+    }
+
+    /// <summary>The first index in [<paramref name="low"/>, <paramref name="high"/>) whose head is above <paramref name="head"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int HeadUpperBound(uint head, int low, int high)
+    {
+        // Ties are rare (four bytes past the shared prefix): look at the next slot before searching.
+        if (low >= high || HeadAt(low) != head) return low;
+        if (low + 1 >= high || HeadAt(low + 1) != head) return low + 1;
+        while (low < high)
+        {
+            int middle = (int)((uint)(low + high) >> 1);
+            if (HeadAt(middle) <= head) low = middle + 1;
+            else high = middle;
+        }
+        return low;
     }
 
     /// <summary>
-    /// Starts loading the two nodes the next step of a binary search may compare, while this step compares
-    /// <paramref name="middle"/>: on a page that is not in cache every probe is a memory stall, and
-    /// overlapping them is most of the cost of a lookup. The offsets are read from the slot array, which the
-    /// search keeps in cache; a prefetch of a bad offset is harmless (it never faults).
+    /// Checks the page's shared prefix and key heads against its keys (validation walks; searches trust them, as
+    /// the page's checksum was checked when it was read).
     /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void PrefetchNextProbes(int low, int middle, int high)
+    public void CheckKeyHeads()
     {
-        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
-        int left = (low + middle - 1) >> 1;
-        int right = (middle + 1 + high) >> 1;
-        if (left >= low) System.Runtime.Intrinsics.X86.Sse.Prefetch0(UncheckedNode(left));
-        if (right <= high) System.Runtime.Intrinsics.X86.Sse.Prefetch0(UncheckedNode(right));
+        int count = Count;
+        int first = FirstKeyedIndex;
+        if (count <= first) return;
+        int prefixBytes = KeyPrefixBytes;
+        var prefix = GetKey(first);
+        for (int i = first; i < count; i++)
+        {
+            var key = GetKey(i);
+            if (key.Length < prefixBytes || !key[..prefixBytes].SequenceEqual(prefix[..Math.Min(prefixBytes, prefix.Length)]))
+            {
+                TreeThrowHelper.ThrowBadKeyHead(PageNumber, i, $"the key does not start with the page's shared prefix of {prefixBytes} bytes");
+            }
+            uint expected = TreeNodeLayout.KeyHead(key, prefixBytes);
+            if (HeadAt(i) != expected)
+            {
+                TreeThrowHelper.ThrowBadKeyHead(PageNumber, i, $"the slot's key head is {HeadAt(i):x8}, the key's is {expected:x8}");
+            }
+        }
     }
 
     /// <summary>

@@ -25,7 +25,15 @@ internal static class TreeThrowHelper
     [DoesNotReturn]
     public static void ThrowBadPageBounds(long pageNumber, int lower, int upper) =>
         ThrowCorrupted(pageNumber, $"Tree page has Lower {lower} and Upper {upper}; they must satisfy " +
-            $"{PageLayout.HeaderSizeBytes} <= Lower <= Upper <= {PageLayout.PageSizeBytes} with an even offsets array.");
+            $"{PageLayout.HeaderSizeBytes} <= Lower <= Upper <= {PageLayout.PageSizeBytes} with a whole number of {TreeNodeLayout.SlotSizeBytes}-byte slots.");
+
+    [DoesNotReturn]
+    public static void ThrowBadKeyPrefix(long pageNumber, int prefixBytes) =>
+        ThrowCorrupted(pageNumber, $"Tree page says its keys share {prefixBytes} leading bytes; no key is longer than {TreeLimits.MaxKeySizeBytes}.");
+
+    [DoesNotReturn]
+    public static void ThrowBadKeyHead(long pageNumber, int index, string problem) =>
+        ThrowCorrupted(pageNumber, $"Node {index}: {problem}.");
 
     [DoesNotReturn]
     public static void ThrowBadNodeOffset(long pageNumber, int index, int offset, int upper) =>

@@ -7,8 +7,8 @@ namespace Storage.Fuzz.Targets;
 /// <c>tree-page</c>: the first 8 KiB of the input are a page (zero-padded), in memory with inaccessible pages on
 /// both sides. The expected page number is the one the page claims, or the 8 bytes after the page when the input
 /// has them (so the mismatch check is reached too). After <see cref="TreePage.Open"/> accepts it, every node is
-/// read through the accessors, every span they hand out is checked to lie inside the page and read whole, and the
-/// page's own keys are searched for.
+/// read through the accessors, every span they hand out is checked to lie inside the page and read whole, the key
+/// heads are checked against the keys, and the page's own keys are searched for (to insert, and to look up).
 /// </summary>
 internal static unsafe class TreePageTarget
 {
@@ -23,6 +23,7 @@ internal static unsafe class TreePageTarget
         var count = tree.Count;
         if (count < 0 || tree.ContiguousFreeBytes < 0) throw new FuzzInvariantException($"negative count {count} or free space {tree.ContiguousFreeBytes}");
         FuzzContract.Step(() => TreePage.Open(page.Pointer, expected).ComputeUsedBytes());
+        FuzzContract.Step(() => TreePage.Open(page.Pointer, expected).CheckKeyHeads());
         long checksum = 0;
         for (var i = 0; i < count; i++)
         {
@@ -81,6 +82,8 @@ internal static unsafe class TreePageTarget
         {
             var at = tree.SearchLeaf(key, out _);
             if (at < 0 || at > tree.Count) throw new FuzzInvariantException($"SearchLeaf gave {at} of {tree.Count}");
+            var found = tree.FindInLeaf(key);
+            if (found < -1 || found >= tree.Count) throw new FuzzInvariantException($"FindInLeaf gave {found} of {tree.Count}");
         }
         else
         {

@@ -28,7 +28,7 @@ public sealed class Page_fill
         long leaves;
         using (var env = StorageEnvironment.Open(temp.Path, options))
         {
-            for (var t = 0; t < 100; t++)
+            for (var t = 0; t < 150; t++)
             {
                 using var tx = env.BeginWrite();
                 var tree = tx.OpenOrCreateTree("t");

@@ -30,11 +30,13 @@ public sealed unsafe class BTreeCorruptionTests
     private static long FirstChildOfRoot(TreeFixture fixture) =>
         TreePage.Open(fixture.Store.GetPage(fixture.State.RootPage), fixture.State.RootPage).GetChild(0);
 
-    /// <summary>The offset slot a binary search reads first.</summary>
-    private static byte* MiddleSlot(byte* page)
+    /// <summary>The slot of <paramref name="key"/>'s node in its leaf: the node a lookup of the key reads.</summary>
+    private static byte* SlotOf(TreeFixture fixture, long leaf, long key)
     {
-        int count = (((PageHeader*)page)->Lower - PageLayout.HeaderSizeBytes) / 2;
-        return page + PageLayout.HeaderSizeBytes + (count - 1) / 2 * 2;
+        byte* page = fixture.Store.RawPage(leaf);
+        int index = TreePage.Open(page, leaf).SearchLeaf(TreeFixture.Key(key), out bool found);
+        Assert.True(found);
+        return page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
     }
 
     private static void AssertCorrupted(Action action, long pageNumber)
@@ -74,8 +76,7 @@ public sealed unsafe class BTreeCorruptionTests
     {
         using var fixture = ThreeLevelTree();
         long leaf = LeafOf(fixture, 500);
-        byte* page = fixture.Store.RawPage(leaf);
-        Unsafe.WriteUnaligned(MiddleSlot(page), (ushort)offset);
+        Unsafe.WriteUnaligned(SlotOf(fixture, leaf, 500), (ushort)offset);
 
         AssertCorrupted(() => fixture.Tree.TryGet(TreeFixture.Key(500), out _), leaf);
         AssertCorrupted(fixture.Tree.Validate, leaf);
@@ -87,7 +88,7 @@ public sealed unsafe class BTreeCorruptionTests
         using var fixture = ThreeLevelTree();
         long leaf = LeafOf(fixture, 500);
         byte* page = fixture.Store.RawPage(leaf);
-        byte* slot = MiddleSlot(page);
+        byte* slot = SlotOf(fixture, leaf, 500);
         var header = Unsafe.ReadUnaligned<LeafNodeHeader>(page + Unsafe.ReadUnaligned<ushort>(slot));
         header.KeySizeBytes = 1000;
         // Move the node near the end of the page so that a 1000-byte key cannot fit.

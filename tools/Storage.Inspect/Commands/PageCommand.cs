@@ -66,7 +66,9 @@ internal static unsafe class PageCommand
         H("flags", header.Flags);
         H("lower", header.Lower);
         H("upper", header.Upper);
-        H("overflow size", header.OverflowSizeBytes);
+        var pageType = header.Flags & PageFlags.TypeMask;
+        if (pageType is PageFlags.Leaf or PageFlags.Branch) H("key prefix", $"{header.KeyPrefixBytes} bytes shared by every key");
+        else H("overflow size", header.OverflowSizeBytes);
         H("tree id", header.TreeId);
         fixed (byte* p = bytes)
         {
@@ -117,7 +119,15 @@ internal static unsafe class PageCommand
         try
         {
             var page = TreePage.Open(p, pageNumber);
-            decoded.Details.Add($"{(page.IsLeaf ? "leaf" : "branch")}: {page.Count} nodes, {page.ContiguousFreeBytes} bytes free between offsets and nodes");
+            decoded.Details.Add($"{(page.IsLeaf ? "leaf" : "branch")}: {page.Count} nodes, {page.ContiguousFreeBytes} bytes free between slots and nodes");
+            try
+            {
+                page.CheckKeyHeads();
+            }
+            catch (StorageCorruptedException e)
+            {
+                decoded.Problems.Add(e.Message);
+            }
             for (var i = 0; i < page.Count; i++)
             {
                 var offset = Unsafe.ReadUnaligned<ushort>(p + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes);
