@@ -181,6 +181,8 @@ internal readonly unsafe ref partial struct TreePage
         while (low < high)
         {
             int middle = (int)((uint)(low + high) >> 1);
+            // The value follows the key: its next lines are wanted as soon as the key matches.
+            PrefetchValueLines(middle);
             int comparison = KeyComparer.Compare(key, GetKey(middle));
             if (comparison == 0) return middle;
             if (comparison < 0) high = middle;
@@ -310,6 +312,15 @@ internal readonly unsafe ref partial struct TreePage
         byte* node = UncheckedNode(index);
         System.Runtime.Intrinsics.X86.Sse.Prefetch0(node);
         System.Runtime.Intrinsics.X86.Sse.Prefetch0(node + 64);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchValueLines(int index)
+    {
+        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
+        byte* node = UncheckedNode(index);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(node + 64);
+        System.Runtime.Intrinsics.X86.Sse.Prefetch0(node + 127);
     }
 
     /// <summary>
