@@ -89,7 +89,7 @@ public sealed class EnvironmentGroup : IDisposable
             }
             else if (_shared is not null)
             {
-                Directory.CreateDirectory(directory);
+                Platform.FileIo.CreateDirectory(directory);
                 notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
             }
             var shared = notShared is null ? _shared : null;

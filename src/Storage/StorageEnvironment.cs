@@ -198,7 +198,7 @@ public sealed partial class StorageEnvironment : IDisposable
         if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
         try
         {
-            Directory.CreateDirectory(directory);
+            FileIo.CreateDirectory(directory);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -240,9 +240,7 @@ public sealed partial class StorageEnvironment : IDisposable
         try
         {
             // FileShare.None is an exclusive flock on Unix and a share-mode lock on Windows, in and across processes.
-            var options = new FileStreamOptions { Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Share = FileShare.None };
-            if (!OperatingSystem.IsWindows()) options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-            return File.OpenHandle(path, options.Mode, options.Access, options.Share, FileOptions.None, preallocationSize: 0);
+            return FileIo.OpenHandle(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.None);
         }
         catch (IOException e)
         {
@@ -381,7 +379,7 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         try
         {
-            Directory.CreateDirectory(journalDirectory);
+            FileIo.CreateDirectory(journalDirectory);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -415,7 +413,7 @@ public sealed partial class StorageEnvironment : IDisposable
         var lost = Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
         try
         {
-            Directory.CreateDirectory(lost);
+            FileIo.CreateDirectory(lost);
             faults?.AfterCreateDirectory(lost);
             foreach (var (_, path) in moving)
             {

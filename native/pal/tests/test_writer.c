@@ -116,6 +116,65 @@ static void runs_longer_than_iov_max_are_split(void)
     CHECK_OK(pal_writer_close(w, &err));
 }
 
+/* The rule that cuts items into runs sizes the ops array and fills it: items
+ * at its edges (runs of exactly IOV_MAX pages, one page more, a full run then a
+ * gap, hundreds of one-page runs) in one call give the runs the rule says, one
+ * write each, and every page lands where it belongs. */
+static void runs_at_the_split_rule_edges_are_sized_and_filled_alike(void)
+{
+    enum { SMALL_PAGE = 512, SINGLES = 500 };
+    int32_t err;
+    pal_writer *w;
+    CHECK_OK(pal_writer_open(0, 0, &w, &err));
+    int fd = open_scratch("split-edges", O_RDWR | O_CREAT | O_TRUNC);
+
+    static uint64_t exact[IOV_MAX], over[IOV_MAX + 1], full_then_gap[2 * IOV_MAX + 2], singles[SINGLES];
+    static pal_page_ref exact_refs[IOV_MAX], over_refs[IOV_MAX + 1], gap_refs[2 * IOV_MAX + 2],
+        single_refs[SINGLES];
+    for (uint32_t p = 0; p < IOV_MAX; p++)
+        exact[p] = p;
+    for (uint32_t p = 0; p < IOV_MAX + 1; p++)
+        over[p] = 10000 + p;
+    for (uint32_t p = 0; p < 2 * IOV_MAX + 2; p++) /* IOV_MAX pages, a gap, IOV_MAX + 2 pages */
+        full_then_gap[p] = 20000 + p + (p >= IOV_MAX ? 1 : 0);
+    for (uint32_t p = 0; p < SINGLES; p++)
+        singles[p] = 30000 + 2u * p;
+    uint8_t *m1 = make_pages(1, exact, IOV_MAX, SMALL_PAGE, 0, exact_refs);
+    uint8_t *m2 = make_pages(1, over, IOV_MAX + 1, SMALL_PAGE, 0, over_refs);
+    uint8_t *m3 = make_pages(1, full_then_gap, 2 * IOV_MAX + 2, SMALL_PAGE, 0, gap_refs);
+    uint8_t *m4 = make_pages(1, singles, SINGLES, SMALL_PAGE, 0, single_refs);
+
+    pal_write_item items[4] = {
+        write_item(fd, exact_refs, IOV_MAX, SMALL_PAGE),
+        write_item(fd, over_refs, IOV_MAX + 1, SMALL_PAGE),
+        write_item(fd, gap_refs, 2 * IOV_MAX + 2, SMALL_PAGE),
+        write_item(fd, single_refs, SINGLES, SMALL_PAGE),
+    };
+    CHECK_OK(pal_writer_submit(w, items, 4, &err));
+    CHECK(items[0].runs == 1);
+    CHECK(items[1].runs == 2);
+    CHECK(items[2].runs == 3); /* IOV_MAX | IOV_MAX | 2 */
+    CHECK(items[3].runs == SINGLES);
+    pal_writer_stats stats;
+    CHECK_OK(pal_writer_get_stats(w, &stats, &err));
+    CHECK(stats.writes == 1 + 2 + 3 + SINGLES);
+    for (uint32_t p = 0; p < IOV_MAX; p++)
+        verify_page(fd, 1, exact[p], SMALL_PAGE, 0);
+    for (uint32_t p = 0; p < IOV_MAX + 1; p++)
+        verify_page(fd, 1, over[p], SMALL_PAGE, 0);
+    for (uint32_t p = 0; p < 2 * IOV_MAX + 2; p++)
+        verify_page(fd, 1, full_then_gap[p], SMALL_PAGE, 0);
+    for (uint32_t p = 0; p < SINGLES; p++)
+        verify_page(fd, 1, singles[p], SMALL_PAGE, 0);
+
+    free(m1);
+    free(m2);
+    free(m3);
+    free(m4);
+    CHECK(close(fd) == 0);
+    CHECK_OK(pal_writer_close(w, &err));
+}
+
 static void short_writes_are_requeued_for_the_remainder(void)
 {
     int32_t err;
@@ -397,6 +456,7 @@ int main(int argc, char **argv)
     scratch_init(argc, argv, "writer");
     RUN(scattered_and_clustered_pages_land_at_their_offsets);
     RUN(runs_longer_than_iov_max_are_split);
+    RUN(runs_at_the_split_rule_edges_are_sized_and_filled_alike);
     RUN(short_writes_are_requeued_for_the_remainder);
     RUN(syncs_complete_after_the_writes_of_their_call);
     RUN(item_errors_are_reported_per_item);

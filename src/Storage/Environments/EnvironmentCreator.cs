@@ -108,7 +108,7 @@ internal static unsafe class EnvironmentCreator
         {
             try
             {
-                Directory.CreateDirectory(journals);
+                FileIo.CreateDirectory(journals);
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {

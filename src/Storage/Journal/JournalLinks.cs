@@ -38,7 +38,7 @@ internal static class JournalLinks
         var target = Path.Combine(memberDirectory, Path.GetFileName(source));
         try
         {
-            File.WriteAllBytes(source, []);
+            FileIo.OpenHandle(source, FileMode.OpenOrCreate, FileAccess.Write, FileShare.None).Dispose();
             Create(source, target);
             return null;
         }

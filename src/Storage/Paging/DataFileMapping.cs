@@ -63,15 +63,19 @@ internal sealed unsafe class DataFileMapping
     {
         Debug.Assert(firstPage >= 0 && pageCount > 0 && firstPage + pageCount <= PageCount, "callers clip runs to the mapping");
         // Linux reads at most the read-ahead window per call (read_ahead_kb), so long runs go in pieces.
-        for (long chunk; pageCount > 0; firstPage += chunk, pageCount -= chunk)
+        if (Pal.IsAvailable)
         {
-            chunk = Math.Min(pageCount, MaxPrefetchPages);
-            if (Pal.IsAvailable)
+            for (long chunk; pageCount > 0; firstPage += chunk, pageCount -= chunk)
             {
+                chunk = Math.Min(pageCount, MaxPrefetchPages);
                 Pal.Prefetch(Base, firstPage, chunk, PageLayout.PageSizeBytes);
             }
-            else if (Posix.IsSupported)
+        }
+        else if (Posix.IsSupported)
+        {
+            for (long chunk; pageCount > 0; firstPage += chunk, pageCount -= chunk)
             {
+                chunk = Math.Min(pageCount, MaxPrefetchPages);
                 // The mapping's base is OS-page aligned and engine pages are a multiple of OS pages.
                 Posix.MAdvise(PagePointer(firstPage), (nuint)(chunk << PageLayout.PageSizeShift), Posix.AdviseWillNeed);
             }

@@ -145,7 +145,7 @@ internal sealed unsafe class ScratchFile : IDisposable
             Share = FileShare.Read,
             BufferSize = 0,
         };
-        if (!OperatingSystem.IsWindows()) options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+        if (!OperatingSystem.IsWindows()) options.UnixCreateMode = Platform.FileIo.OwnerReadWrite;
         var file = new FileStream(path, options);
         try
         {

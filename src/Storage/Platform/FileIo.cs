@@ -11,25 +11,55 @@ internal static class FileIo
 {
     private const int UnixFilePermissions = 0x180; // 0600: owner read/write
 
+    /// <summary>What every file and folder the engine creates allows on Unix: its owner alone.</summary>
+    public const UnixFileMode OwnerReadWrite = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+
+    public const UnixFileMode OwnerOnlyDirectory = UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute;
+
     /// <summary>Opens (creating if asked) a file for positional reads and writes.</summary>
     public static SafeFileHandle OpenReadWrite(string path, bool create)
     {
         try
         {
-            var options = new FileStreamOptions
-            {
-                Mode = create ? FileMode.OpenOrCreate : FileMode.Open,
-                Access = FileAccess.ReadWrite,
-                Share = FileShare.ReadWrite | FileShare.Delete,
-                Options = FileOptions.None,
-            };
-            if (!OperatingSystem.IsWindows()) options.UnixCreateMode = UnixFileMode.UserRead | UnixFileMode.UserWrite;
-            return File.OpenHandle(path, options.Mode, options.Access, options.Share, options.Options, preallocationSize: 0);
+            return OpenHandle(path, create ? FileMode.OpenOrCreate : FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             throw Translate(e, "open", path);
         }
+    }
+
+    /// <summary>
+    /// <see cref="File.OpenHandle"/>, creating a missing file owner-only (0600) on Unix with <see cref="FileMode.OpenOrCreate"/>:
+    /// <c>OpenHandle</c> takes no creation mode (the process's umask would decide), so the file is made first with one.
+    /// </summary>
+    public static SafeFileHandle OpenHandle(string path, FileMode mode, FileAccess access, FileShare share)
+    {
+        if (mode == FileMode.OpenOrCreate && !OperatingSystem.IsWindows() && !File.Exists(path))
+        {
+            try
+            {
+                using var created = new FileStream(path, new FileStreamOptions
+                {
+                    Mode = FileMode.CreateNew,
+                    Access = FileAccess.Write,
+                    Share = FileShare.ReadWrite | FileShare.Delete,
+                    UnixCreateMode = OwnerReadWrite,
+                });
+            }
+            catch (IOException) when (File.Exists(path))
+            {
+                // Made in the meantime by another opener: opened below as it is.
+            }
+        }
+        return File.OpenHandle(path, mode, access, share, FileOptions.None, preallocationSize: 0);
+    }
+
+    /// <summary>Creates a folder (and any missing parents), owner-only (0700) on Unix.</summary>
+    public static void CreateDirectory(string path)
+    {
+        if (OperatingSystem.IsWindows()) Directory.CreateDirectory(path);
+        else Directory.CreateDirectory(path, OwnerOnlyDirectory);
     }
 
     /// <summary>
@@ -258,7 +288,7 @@ internal static class FileIo
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {
-        if (!Posix.IsSupported) return; // Windows and macOS make directory entries durable with the file.
+        if (!Pal.IsAvailable && !Posix.IsSupported) return; // Windows and macOS make directory entries durable with the file.
         try
         {
             faults?.BeforeSync(directory);
@@ -266,6 +296,12 @@ internal static class FileIo
         catch (IOException e)
         {
             throw Translate(e, "fsync", directory);
+        }
+        if (Pal.IsAvailable)
+        {
+            // The native layer syncs the folder where the platform needs it (not on Windows) and passes its fault seam.
+            Pal.FsyncDirectory(directory);
+            return;
         }
         var fd = Posix.Open(directory, 0 /* O_RDONLY */ | Posix.CloseOnExec, 0);
         if (fd < 0)

@@ -136,12 +136,6 @@ internal static unsafe class Pal
         return true;
     }
 
-    public static void PunchHole(SafeFileHandle file, string path, long offsetBytes, long lengthBytes)
-    {
-        var status = PalNative.FilePunchHole(file, (ulong)offsetBytes, (ulong)lengthBytes, out var err);
-        if (status != PalNative.StatusOk) throw Error(status, err, "free space in", path);
-    }
-
     /// <summary>Asks the kernel to read mapped pages ahead of use (advisory; failures are ignored).</summary>
     public static void Prefetch(byte* mapBase, long firstPage, long pageCount, int pageSizeBytes)
     {

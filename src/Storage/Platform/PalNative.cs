@@ -138,9 +138,6 @@ internal static unsafe partial class PalNative
     [LibraryImport(Library, EntryPoint = "pal_journal_presize")]
     public static partial int JournalPresize(PalJournalHandle journal, ulong size, out int err);
 
-    [LibraryImport(Library, EntryPoint = "pal_journal_recycle", StringMarshalling = StringMarshalling.Utf8)]
-    public static partial int JournalRecycle(string oldPath, string newPath, out int err);
-
     [LibraryImport(Library, EntryPoint = "pal_file_allocate")]
     public static partial int FileAllocate(Microsoft.Win32.SafeHandles.SafeFileHandle fd, ulong offset, ulong length, out int err);
 

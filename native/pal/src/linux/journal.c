@@ -22,7 +22,8 @@
  * 2 ms on a 140 MB/s disk (1 MiB chunks put W1's commit p99 at 3.5-3.9 ms,
  * 256 KiB at 2.2-2.6 ms). A multiple of PAL_JOURNAL_ALIGNMENT. */
 #define PAL_JOURNAL_ZERO_CHUNK (256u * 1024u)
-#define PAL_JOURNAL_FILE_MODE 0644
+/* Owner-only, as every file the engine creates. */
+#define PAL_JOURNAL_FILE_MODE 0600
 
 _Static_assert(PAL_JOURNAL_ZERO_CHUNK % PAL_JOURNAL_ALIGNMENT == 0,
                "zero chunk must keep O_DIRECT alignment");

@@ -3,7 +3,8 @@
  *
  * Callers turn their work items into ops in their own thread (validation and
  * run merging cost the caller, not the worker), queue the batch under a mutex,
- * poke the worker through an eventfd and block on a per-call eventfd. The
+ * poke the worker through an eventfd and wait on the batch's condition variable
+ * (no kernel object is made per call). The
  * worker keeps a read armed on its wake eventfd inside the ring, so a single
  * io_uring_submit_and_wait() sleeps until either new work or a completion
  * arrives. Completions are routed back to their batch through user_data.
@@ -69,7 +70,8 @@ typedef struct pal_batch {
     uint32_t outstanding; /* issued, not completed */
     uint32_t completed;
     int32_t first_error;
-    int done_fd;
+    bool done;                /* guarded by the writer's lock */
+    pthread_cond_t done_cond; /* signalled under the writer's lock when done */
 } pal_batch;
 
 struct pal_writer {
@@ -78,7 +80,7 @@ struct pal_writer {
     int wake_fd;
     uint32_t flags;
 
-    pthread_mutex_t lock; /* guards queue_* and stopping */
+    pthread_mutex_t lock; /* guards queue_*, stopping and each batch's done */
     pal_batch *queue_head;
     pal_batch *queue_tail;
     bool stopping;
@@ -106,23 +108,11 @@ static void counter_add(atomic_uint_fast64_t *counter)
 }
 
 /* eventfd signalling. A write of 1 to an eventfd only fails on counter
- * overflow (2^64 - 2 pending), which these single-shot uses cannot reach. */
+ * overflow (2^64 - 2 pending), which a wake-up counter cannot reach. */
 static void eventfd_signal(int fd)
 {
     uint64_t one = 1;
     while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR) {
-    }
-}
-
-static int eventfd_wait(int fd)
-{
-    uint64_t value;
-    for (;;) {
-        ssize_t n = read(fd, &value, sizeof(value));
-        if (n == (ssize_t)sizeof(value))
-            return 0;
-        if (n < 0 && errno != EINTR)
-            return errno;
     }
 }
 
@@ -178,8 +168,12 @@ static void finish_op(pal_writer *w, pal_op *op, int32_t error)
     b->completed++;
     if (b->completed == b->op_count) {
         w->active_batches--;
-        /* The caller frees the batch as soon as it wakes: last touch. */
-        eventfd_signal(b->done_fd);
+        /* The caller frees the batch once it holds the lock again and sees it
+         * done, so nothing here touches the batch after the unlock. */
+        (void)pthread_mutex_lock(&w->lock);
+        b->done = true;
+        (void)pthread_cond_signal(&b->done_cond);
+        (void)pthread_mutex_unlock(&w->lock);
     } else {
         advance_batch(w, b);
     }
@@ -444,6 +438,17 @@ PAL_API pal_status pal_writer_close(pal_writer *w, int32_t *err)
     return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
 }
 
+/* The one rule that cuts a write item into ops: page i starts a new op unless
+ * it follows page i - 1 in the file and the op holding page i - 1 is not yet
+ * full (run_length pages, at most PAL_MAX_IOV_PER_WRITE). check_item sizes the
+ * ops array with it and build_item_ops fills the array with it, so the two
+ * cannot disagree. */
+static bool starts_op(const pal_write_item *item, uint32_t i, uint32_t run_length)
+{
+    return i == 0 || item->pages[i].page_number != item->pages[i - 1].page_number + 1 ||
+           run_length == PAL_MAX_IOV_PER_WRITE;
+}
+
 /* Checks one item and counts its ops and iovecs. */
 static pal_status check_item(const pal_write_item *item, uint64_t *ops, uint64_t *iovs)
 {
@@ -464,10 +469,9 @@ static pal_status check_item(const pal_write_item *item, uint64_t *ops, uint64_t
         const pal_page_ref *page = &item->pages[i];
         if (page->data == NULL || page->page_number > max_page)
             return PAL_E_INVALID;
-        bool follows = i > 0 && page->page_number == item->pages[i - 1].page_number + 1;
         if (i > 0 && page->page_number <= item->pages[i - 1].page_number)
             return PAL_E_INVALID; /* unsorted or duplicate */
-        if (!follows || run_length == PAL_MAX_IOV_PER_WRITE) {
+        if (starts_op(item, i, run_length)) {
             *ops += 1;
             run_length = 0;
         }
@@ -490,8 +494,7 @@ static uint32_t build_item_ops(pal_batch *b, pal_write_item *item, pal_op *ops,
     pal_op *op = NULL;
     for (uint32_t i = 0; i < item->page_count; i++) {
         const pal_page_ref *page = &item->pages[i];
-        bool follows = op != NULL && page->page_number == item->pages[i - 1].page_number + 1;
-        if (!follows || op->iovcnt == PAL_MAX_IOV_PER_WRITE) {
+        if (starts_op(item, i, op == NULL ? 0 : op->iovcnt)) {
             op = &ops[op_count++];
             *op = (pal_op){ .batch = b,
                             .item = item,
@@ -547,12 +550,9 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
             iov_index += items[i].page_count;
     }
 
-    batch.done_fd = eventfd(0, EFD_CLOEXEC);
-    if (batch.done_fd < 0) {
-        int error = errno;
-        free(block);
-        return pal_result(err, PAL_E_SYSTEM, error);
-    }
+    /* A condition variable with default attributes is plain memory: making it
+     * cannot fail and asks nothing of the kernel. */
+    (void)pthread_cond_init(&batch.done_cond, NULL);
 
     (void)pthread_mutex_lock(&w->lock);
     bool stopping = w->stopping;
@@ -573,15 +573,17 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
         counter_add(&w->submits);
         eventfd_signal(w->wake_fd);
         /* The batch is in the worker's hands: it must not be freed before the
-         * worker signals, whatever happens to this read. */
-        while (eventfd_wait(batch.done_fd) != 0) {
-        }
+         * worker marks it done. */
+        (void)pthread_mutex_lock(&w->lock);
+        while (!batch.done)
+            (void)pthread_cond_wait(&batch.done_cond, &w->lock);
+        (void)pthread_mutex_unlock(&w->lock);
         if (batch.first_error != 0) {
             status = PAL_E_SYSTEM;
             error = batch.first_error;
         }
     }
-    (void)close(batch.done_fd);
+    (void)pthread_cond_destroy(&batch.done_cond);
     free(block);
     return pal_result(err, status, error);
 }
