@@ -111,7 +111,6 @@ internal readonly unsafe ref partial struct TreePage
         }
     }
 
-
     public ReadOnlySpan<byte> GetKey(int index)
     {
         int offset = ReadNode(index, out int keySizeBytes, out _);
@@ -220,7 +219,7 @@ internal readonly unsafe ref partial struct TreePage
             var prefix = GetKey(first);
             if (prefix.Length < prefixBytes)
             {
-                TreeThrowHelper.ThrowBadKeyHead(PageNumber, first, $"the key is {prefix.Length} bytes, shorter than the page's shared prefix of {prefixBytes}");
+                TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBytes);
             }
             int shared = Math.Min(prefixBytes, key.Length);
             int comparison = KeyComparer.Compare(key[..shared], prefix[..shared]);

@@ -32,6 +32,10 @@ internal static class TreeThrowHelper
         ThrowCorrupted(pageNumber, $"Tree page says its keys share {prefixBytes} leading bytes; no key is longer than {TreeLimits.MaxKeySizeBytes}.");
 
     [DoesNotReturn]
+    public static void ThrowKeyShorterThanPrefix(long pageNumber, int index, int keySizeBytes, int prefixBytes) =>
+        ThrowBadKeyHead(pageNumber, index, $"the key is {keySizeBytes} bytes, shorter than the page's shared prefix of {prefixBytes}");
+
+    [DoesNotReturn]
     public static void ThrowBadKeyHead(long pageNumber, int index, string problem) =>
         ThrowCorrupted(pageNumber, $"Node {index}: {problem}.");
 
