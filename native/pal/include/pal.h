@@ -41,7 +41,7 @@ extern "C" {
 #  define PAL_API
 #endif
 
-#define PAL_VERSION 2
+#define PAL_VERSION 3
 
 /* ---- status codes ------------------------------------------------------ */
 
@@ -66,14 +66,18 @@ PAL_API int32_t pal_version(void);
 
 typedef struct pal_writer pal_writer;
 
-/* One dirty page: its number in the file and the memory holding it. */
+/* Dirty pages that follow each other in the file and in memory (one page, or
+ * an overflow run): the first one's number, the memory holding them, and how
+ * many there are (at least 1). */
 typedef struct pal_page_ref {
     uint64_t page_number;
     const void *data;
+    uint32_t page_count;
+    uint32_t reserved;
 } pal_page_ref;
 
 enum {
-    PAL_ITEM_WRITE = 0,     /* write `pages` (sorted ascending, no duplicates) */
+    PAL_ITEM_WRITE = 0,     /* write `refs` (sorted ascending, not overlapping) */
     PAL_ITEM_FSYNC = 1,     /* fsync(fd): data and metadata */
     PAL_ITEM_FDATASYNC = 2, /* fdatasync(fd) */
 };
@@ -86,13 +90,13 @@ enum {
  */
 typedef struct pal_write_item {
     pal_fd fd;
-    const pal_page_ref *pages; /* PAL_ITEM_WRITE only */
-    uint32_t page_count;
+    const pal_page_ref *refs;  /* PAL_ITEM_WRITE only */
+    uint32_t ref_count;
     uint32_t page_size;        /* bytes per page, > 0 */
     uint32_t kind;             /* PAL_ITEM_* */
     int32_t result;            /* out: 0 or the error code of this item */
     uint64_t bytes_written;    /* out */
-    uint32_t runs;             /* out: write calls after merging consecutive pages */
+    uint32_t runs;             /* out: write calls after merging adjacent refs */
     uint32_t reserved;
 } pal_write_item;
 

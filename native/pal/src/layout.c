@@ -8,12 +8,13 @@
 _Static_assert(sizeof(void *) == 8, "the managed layouts assume 64-bit pointers");
 _Static_assert(sizeof(pal_fd) == 8, "pal_fd is nint on the managed side");
 
-_Static_assert(sizeof(pal_page_ref) == 16, "pal_page_ref layout");
+_Static_assert(sizeof(pal_page_ref) == 24, "pal_page_ref layout");
 _Static_assert(offsetof(pal_page_ref, data) == 8, "pal_page_ref layout");
+_Static_assert(offsetof(pal_page_ref, page_count) == 16, "pal_page_ref layout");
 
 _Static_assert(sizeof(pal_write_item) == 48, "pal_write_item layout");
-_Static_assert(offsetof(pal_write_item, pages) == 8, "pal_write_item layout");
-_Static_assert(offsetof(pal_write_item, page_count) == 16, "pal_write_item layout");
+_Static_assert(offsetof(pal_write_item, refs) == 8, "pal_write_item layout");
+_Static_assert(offsetof(pal_write_item, ref_count) == 16, "pal_write_item layout");
 _Static_assert(offsetof(pal_write_item, kind) == 24, "pal_write_item layout");
 _Static_assert(offsetof(pal_write_item, result) == 28, "pal_write_item layout");
 _Static_assert(offsetof(pal_write_item, bytes_written) == 32, "pal_write_item layout");

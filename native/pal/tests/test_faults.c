@@ -158,10 +158,10 @@ static void calls_are_counted_per_kind_only_while_armed(void)
     pal_writer *w;
     CHECK_OK(pal_writer_open(0, 0, &w, &err));
     uint8_t *pages = patterned(4 * PAGE, 2);
-    pal_page_ref refs[] = { { 0, pages }, { 1, pages + PAGE }, { 5, pages + 2 * PAGE },
-                            { 7, pages + 3 * PAGE } };
+    pal_page_ref refs[] = { { 0, pages, 1, 0 }, { 1, pages + PAGE, 1, 0 }, { 5, pages + 2 * PAGE, 1, 0 },
+                            { 7, pages + 3 * PAGE, 1, 0 } };
     pal_write_item items[] = {
-        { .fd = fd, .pages = refs, .page_count = 4, .page_size = PAGE, .kind = PAL_ITEM_WRITE },
+        { .fd = fd, .refs = refs, .ref_count = 4, .page_size = PAGE, .kind = PAL_ITEM_WRITE },
         { .fd = fd, .kind = PAL_ITEM_FDATASYNC },
         { .fd = fd, .kind = PAL_ITEM_FSYNC },
     };
@@ -434,14 +434,14 @@ static void ring_case_open(ring_case *c, const char *name, uint32_t seed)
     c->fd = open_scratch(name, O_RDWR | O_CREAT | O_TRUNC);
     c->memory = patterned((RUN_PAGES + 2) * PAGE, seed);
     for (uint32_t p = 0; p < RUN_PAGES; p++)
-        c->refs[p] = (pal_page_ref){ p, c->memory + (size_t)p * PAGE };
-    c->refs[RUN_PAGES] = (pal_page_ref){ 9, c->memory + (size_t)RUN_PAGES * PAGE };
-    c->refs[RUN_PAGES + 1] = (pal_page_ref){ 12, c->memory + (size_t)(RUN_PAGES + 1) * PAGE };
+        c->refs[p] = (pal_page_ref){ p, c->memory + (size_t)p * PAGE, 1, 0 };
+    c->refs[RUN_PAGES] = (pal_page_ref){ 9, c->memory + (size_t)RUN_PAGES * PAGE, 1, 0 };
+    c->refs[RUN_PAGES + 1] = (pal_page_ref){ 12, c->memory + (size_t)(RUN_PAGES + 1) * PAGE, 1, 0 };
 }
 
 static pal_write_item ring_case_item(ring_case *c)
 {
-    return (pal_write_item){ .fd = c->fd, .pages = c->refs, .page_count = RUN_PAGES + 2,
+    return (pal_write_item){ .fd = c->fd, .refs = c->refs, .ref_count = RUN_PAGES + 2,
                              .page_size = PAGE, .kind = PAL_ITEM_WRITE };
 }
 

@@ -41,9 +41,9 @@ static void pages_and_syncs_are_written(void)
     static uint8_t pages[3][PAGE];
     for (int p = 0; p < 3; p++)
         memset(pages[p], 'a' + p, PAGE);
-    pal_page_ref refs[] = { { 0, pages[0] }, { 1, pages[1] }, { 5, pages[2] } };
+    pal_page_ref refs[] = { { 0, pages[0], 1, 0 }, { 1, pages[1], 1, 0 }, { 5, pages[2], 1, 0 } };
     pal_write_item items[] = {
-        { .fd = (pal_fd)h, .pages = refs, .page_count = 3, .page_size = PAGE,
+        { .fd = (pal_fd)h, .refs = refs, .ref_count = 3, .page_size = PAGE,
           .kind = PAL_ITEM_WRITE },
         { .fd = (pal_fd)h, .kind = PAL_ITEM_FSYNC },
     };
@@ -107,9 +107,9 @@ static void the_fault_seam_fails_calls_with_the_error_asked_for(void)
     path_of(path, "faults");
     HANDLE h = open_data(path);
     static uint8_t page[PAGE];
-    pal_page_ref refs[] = { { 0, page }, { 2, page } };
+    pal_page_ref refs[] = { { 0, page, 1, 0 }, { 2, page, 1, 0 } };
     pal_write_item items[] = {
-        { .fd = (pal_fd)h, .pages = refs, .page_count = 2, .page_size = PAGE,
+        { .fd = (pal_fd)h, .refs = refs, .ref_count = 2, .page_size = PAGE,
           .kind = PAL_ITEM_WRITE },
         { .fd = (pal_fd)h, .kind = PAL_ITEM_FSYNC },
     };

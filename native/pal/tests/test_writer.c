@@ -26,7 +26,7 @@ static uint8_t *make_pages(uint32_t file, const uint64_t *numbers, uint32_t coun
         uint8_t *data = memory + (size_t)p * page_size;
         for (uint32_t i = 0; i < page_size; i++)
             data[i] = pattern(file, numbers[p], round, i);
-        refs[p] = (pal_page_ref){ .page_number = numbers[p], .data = data };
+        refs[p] = (pal_page_ref){ .page_number = numbers[p], .data = data, .page_count = 1 };
     }
     return memory;
 }
@@ -51,7 +51,7 @@ static void verify_zero_page(int fd, uint64_t page, uint32_t page_size)
 static pal_write_item write_item(int fd, const pal_page_ref *refs, uint32_t count,
                                  uint32_t page_size)
 {
-    return (pal_write_item){ .fd = fd, .pages = refs, .page_count = count,
+    return (pal_write_item){ .fd = fd, .refs = refs, .ref_count = count,
                              .page_size = page_size, .kind = PAL_ITEM_WRITE };
 }
 
@@ -175,6 +175,39 @@ static void runs_at_the_split_rule_edges_are_sized_and_filled_alike(void)
     CHECK_OK(pal_writer_close(w, &err));
 }
 
+/* A ref of several pages (an overflow run) is one iovec, and adjacent refs
+ * merge into one write whatever their sizes. */
+static void multi_page_refs_merge_with_their_neighbours(void)
+{
+    int32_t err;
+    pal_writer *w;
+    CHECK_OK(pal_writer_open(0, 0, &w, &err));
+    int fd = open_scratch("multi-page", O_RDWR | O_CREAT | O_TRUNC);
+    uint64_t numbers[] = { 10, 11, 12, 13, 14, 20, 21, 22, 23, 24 };
+    pal_page_ref pages[10];
+    uint8_t *memory = make_pages(4, numbers, 10, PAGE, 0, pages);
+    pal_page_ref refs[] = {
+        { 10, memory, 3, 0 },
+        { 13, memory + 3 * PAGE, 2, 0 },
+        { 20, memory + 5 * PAGE, 4, 0 },
+        { 24, memory + 9 * PAGE, 1, 0 },
+    };
+    pal_write_item item = write_item(fd, refs, 4, PAGE);
+    CHECK_OK(pal_writer_submit(w, &item, 1, &err));
+    CHECK(item.result == 0 && item.runs == 2);
+    CHECK(item.bytes_written == 10u * PAGE);
+    for (uint32_t p = 0; p < 10; p++)
+        verify_page(fd, 4, numbers[p], PAGE, 0);
+    for (uint64_t gap = 15; gap < 20; gap++)
+        verify_zero_page(fd, gap, PAGE);
+    pal_writer_stats stats;
+    CHECK_OK(pal_writer_get_stats(w, &stats, &err));
+    CHECK(stats.writes == 2);
+    free(memory);
+    CHECK(close(fd) == 0);
+    CHECK_OK(pal_writer_close(w, &err));
+}
+
 static void short_writes_are_requeued_for_the_remainder(void)
 {
     int32_t err;
@@ -290,15 +323,21 @@ static void invalid_items_are_rejected_before_any_io(void)
     CHECK_OK(pal_writer_open(0, 0, &w, &err));
     int fd = open_scratch("invalid", O_RDWR | O_CREAT | O_TRUNC);
     uint8_t page[PAGE] = { 1 };
-    pal_page_ref unsorted[] = { { 5, page }, { 4, page } };
-    pal_page_ref duplicate[] = { { 5, page }, { 5, page } };
-    pal_page_ref null_data[] = { { 5, NULL } };
-    pal_page_ref too_far[] = { { UINT64_MAX / 2, page } };
+    pal_page_ref unsorted[] = { { 5, page, 1, 0 }, { 4, page, 1, 0 } };
+    pal_page_ref duplicate[] = { { 5, page, 1, 0 }, { 5, page, 1, 0 } };
+    pal_page_ref overlapping[] = { { 5, page, 2, 0 }, { 6, page, 1, 0 } };
+    pal_page_ref empty_run[] = { { 5, page, 0, 0 } };
+    pal_page_ref null_data[] = { { 5, NULL, 1, 0 } };
+    pal_page_ref too_far[] = { { UINT64_MAX / 2, page, 1, 0 } };
+    pal_page_ref run_too_far[] = { { (uint64_t)INT64_MAX / PAGE - 1, page, 2, 0 } };
     pal_write_item bad[] = {
         write_item(fd, unsorted, 2, PAGE),
         write_item(fd, duplicate, 2, PAGE),
+        write_item(fd, overlapping, 2, PAGE),
+        write_item(fd, empty_run, 1, PAGE),
         write_item(fd, null_data, 1, PAGE),
         write_item(fd, too_far, 1, PAGE),
+        write_item(fd, run_too_far, 1, PAGE),
         write_item(fd, unsorted, 1, 0),
         write_item(-1, unsorted, 1, PAGE),
         { .fd = fd, .kind = 99 },
@@ -457,6 +496,7 @@ int main(int argc, char **argv)
     RUN(scattered_and_clustered_pages_land_at_their_offsets);
     RUN(runs_longer_than_iov_max_are_split);
     RUN(runs_at_the_split_rule_edges_are_sized_and_filled_alike);
+    RUN(multi_page_refs_merge_with_their_neighbours);
     RUN(short_writes_are_requeued_for_the_remainder);
     RUN(syncs_complete_after_the_writes_of_their_call);
     RUN(item_errors_are_reported_per_item);

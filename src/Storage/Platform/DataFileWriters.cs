@@ -91,17 +91,14 @@ internal sealed unsafe class RingDataFileWriter : IDataFileWriter
 
     public int Write(SafeFileHandle handle, string path, IReadOnlyList<(long PageNumber, ScratchBuffer Buffer)> pages, IFaultInjector? faults)
     {
-        long count = 0;
-        for (var i = 0; i < pages.Count; i++) count += pages[i].Buffer.PageCount;
+        var count = pages.Count;
         if (count == 0) return 0;
-        if (count > uint.MaxValue) throw new InvalidOperationException("A flush of more than 2^32 pages.");
         EnsureCapacity(count);
 
-        // One reference per 8 KiB page; an overflow run is its pages in order, which the writer merges again.
-        long filled = 0;
+        // One reference per page or overflow run, in one pass; the writer merges adjacent ones into runs.
         var runStart = pages[0].PageNumber;
         var runEnd = runStart;
-        for (var i = 0; i < pages.Count; i++)
+        for (var i = 0; i < count; i++)
         {
             var (pageNumber, buffer) = pages[i];
             if (faults is not null && pageNumber != runEnd)
@@ -109,12 +106,7 @@ internal sealed unsafe class RingDataFileWriter : IDataFileWriter
                 InjectedFault(faults, path, runStart, runEnd);
                 runStart = pageNumber;
             }
-            for (var p = 0L; p < buffer.PageCount; p++)
-            {
-                _refs[filled].PageNumber = (ulong)(pageNumber + p);
-                _refs[filled].Data = buffer.Pointer + p * PageLayout.PageSizeBytes;
-                filled++;
-            }
+            _refs[i] = new PalNative.PageRef { PageNumber = (ulong)pageNumber, Data = buffer.Pointer, PageCount = (uint)buffer.PageCount };
             runEnd = pageNumber + buffer.PageCount;
         }
         if (faults is not null) InjectedFault(faults, path, runStart, runEnd);
@@ -126,8 +118,8 @@ internal sealed unsafe class RingDataFileWriter : IDataFileWriter
             var item = new PalNative.WriteItem
             {
                 Fd = handle.DangerousGetHandle(),
-                Pages = _refs,
-                PageCount = (uint)count,
+                Refs = _refs,
+                RefCount = (uint)count,
                 PageSize = PageLayout.PageSizeBytes,
                 Kind = PalNative.ItemWrite,
             };

@@ -12,7 +12,7 @@ internal static unsafe partial class PalNative
     public const string Library = "storagepal";
 
     /// <summary>The PAL_VERSION this binding was written against.</summary>
-    public const int ExpectedVersion = 2;
+    public const int ExpectedVersion = 3;
 
     public const int StatusOk = 0;
     public const int StatusSystem = 1;
@@ -39,19 +39,22 @@ internal static unsafe partial class PalNative
     /// <summary>PAL_FAULT_MAX_RULES.</summary>
     public const int FaultMaxRules = 8;
 
+    /// <summary>Pages that follow each other in the file and in memory: one page, or an overflow run.</summary>
     [StructLayout(LayoutKind.Sequential)]
     public struct PageRef
     {
         public ulong PageNumber;
         public void* Data;
+        public uint PageCount;
+        public uint Reserved;
     }
 
     [StructLayout(LayoutKind.Sequential)]
     public struct WriteItem
     {
         public nint Fd;
-        public PageRef* Pages;
-        public uint PageCount;
+        public PageRef* Refs;
+        public uint RefCount;
         public uint PageSize;
         public uint Kind;
         public int Result;

@@ -438,18 +438,20 @@ PAL_API pal_status pal_writer_close(pal_writer *w, int32_t *err)
     return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
 }
 
-/* The one rule that cuts a write item into ops: page i starts a new op unless
- * it follows page i - 1 in the file and the op holding page i - 1 is not yet
- * full (run_length pages, at most PAL_MAX_IOV_PER_WRITE). check_item sizes the
- * ops array with it and build_item_ops fills the array with it, so the two
- * cannot disagree. */
-static bool starts_op(const pal_write_item *item, uint32_t i, uint32_t run_length)
+/* The one rule that cuts a write item into ops: ref i starts a new op unless
+ * its first page follows the last page of ref i - 1 in the file and the op
+ * holding ref i - 1 is not yet full (iovcnt iovecs, at most
+ * PAL_MAX_IOV_PER_WRITE). */
+static bool starts_op(const pal_write_item *item, uint32_t i, uint32_t iovcnt)
 {
-    return i == 0 || item->pages[i].page_number != item->pages[i - 1].page_number + 1 ||
-           run_length == PAL_MAX_IOV_PER_WRITE;
+    if (i == 0 || iovcnt == PAL_MAX_IOV_PER_WRITE)
+        return true;
+    const pal_page_ref *previous = &item->refs[i - 1];
+    return item->refs[i].page_number != previous->page_number + previous->page_count;
 }
 
-/* Checks one item and counts its ops and iovecs. */
+/* Checks an item's own fields and bounds its ops and iovecs (at most one of
+ * each per ref), without walking its refs. */
 static pal_status check_item(const pal_write_item *item, uint64_t *ops, uint64_t *iovs)
 {
     int fd;
@@ -460,40 +462,35 @@ static pal_status check_item(const pal_write_item *item, uint64_t *ops, uint64_t
         return PAL_OK;
     }
     if (item->kind != PAL_ITEM_WRITE || item->page_size == 0 ||
-        (item->page_count > 0 && item->pages == NULL))
+        (item->ref_count > 0 && item->refs == NULL))
         return PAL_E_INVALID;
-    /* Highest page number whose end offset still fits in off_t. */
-    uint64_t max_page = (uint64_t)INT64_MAX / item->page_size - 1;
-    uint32_t run_length = 0;
-    for (uint32_t i = 0; i < item->page_count; i++) {
-        const pal_page_ref *page = &item->pages[i];
-        if (page->data == NULL || page->page_number > max_page)
-            return PAL_E_INVALID;
-        if (i > 0 && page->page_number <= item->pages[i - 1].page_number)
-            return PAL_E_INVALID; /* unsorted or duplicate */
-        if (starts_op(item, i, run_length)) {
-            *ops += 1;
-            run_length = 0;
-        }
-        run_length++;
-    }
-    *iovs += item->page_count;
+    *ops += item->ref_count;
+    *iovs += item->ref_count;
     return PAL_OK;
 }
 
-/* Splits an item into ops: one writev per run of consecutive pages. */
+/* Checks an item's refs and splits it into ops in one walk: one writev per
+ * run of adjacent refs. Returns the number of ops, or UINT32_MAX when a ref is
+ * invalid (nothing of the call has been issued then). */
 static uint32_t build_item_ops(pal_batch *b, pal_write_item *item, pal_op *ops,
                                struct iovec *iovs)
 {
-    uint32_t op_count = 0;
     int fd = (int)item->fd;
     if (item->kind != PAL_ITEM_WRITE) {
         ops[0] = (pal_op){ .batch = b, .item = item, .fd = fd, .kind = item->kind };
         return 1;
     }
+    /* Highest page number whose end offset still fits in off_t. */
+    uint64_t max_page = (uint64_t)INT64_MAX / item->page_size - 1;
+    uint32_t op_count = 0;
     pal_op *op = NULL;
-    for (uint32_t i = 0; i < item->page_count; i++) {
-        const pal_page_ref *page = &item->pages[i];
+    for (uint32_t i = 0; i < item->ref_count; i++) {
+        const pal_page_ref *ref = &item->refs[i];
+        if (ref->data == NULL || ref->page_count == 0 || ref->page_number > max_page ||
+            ref->page_count - 1 > max_page - ref->page_number)
+            return UINT32_MAX;
+        if (i > 0 && ref->page_number < item->refs[i - 1].page_number + item->refs[i - 1].page_count)
+            return UINT32_MAX; /* unsorted or overlapping */
         if (starts_op(item, i, op == NULL ? 0 : op->iovcnt)) {
             op = &ops[op_count++];
             *op = (pal_op){ .batch = b,
@@ -501,12 +498,13 @@ static uint32_t build_item_ops(pal_batch *b, pal_write_item *item, pal_op *ops,
                             .fd = fd,
                             .kind = PAL_ITEM_WRITE,
                             .iov = &iovs[i],
-                            .offset = page->page_number * item->page_size };
+                            .offset = ref->page_number * item->page_size };
         }
-        iovs[i].iov_base = (void *)page->data; /* writev never writes to it */
-        iovs[i].iov_len = item->page_size;
+        size_t length = (size_t)ref->page_count * item->page_size;
+        iovs[i].iov_base = (void *)ref->data; /* writev never writes to it */
+        iovs[i].iov_len = length;
         op->iovcnt++;
-        op->remaining += item->page_size;
+        op->remaining += length;
     }
     item->runs = op_count;
     return op_count;
@@ -541,13 +539,23 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
     pal_op *ops = block;
     struct iovec *iovs = (struct iovec *)((char *)block + op_bytes);
 
-    pal_batch batch = { .ops = ops, .op_count = (uint32_t)op_total };
+    pal_batch batch = { .ops = ops };
     uint32_t op_index = 0;
     size_t iov_index = 0;
     for (uint32_t i = 0; i < item_count; i++) {
-        op_index += build_item_ops(&batch, &items[i], &ops[op_index], &iovs[iov_index]);
+        uint32_t built = build_item_ops(&batch, &items[i], &ops[op_index], &iovs[iov_index]);
+        if (built == UINT32_MAX) {
+            free(block);
+            return pal_result(err, PAL_E_INVALID, EINVAL);
+        }
+        op_index += built;
         if (items[i].kind == PAL_ITEM_WRITE)
-            iov_index += items[i].page_count;
+            iov_index += items[i].ref_count;
+    }
+    batch.op_count = op_index;
+    if (op_index == 0) {
+        free(block);
+        return pal_ok(err);
     }
 
     /* A condition variable with default attributes is plain memory: making it

@@ -3,8 +3,9 @@
  * by the calling thread (no worker thread: the kernel queues the overlapped
  * writes, which is what the Linux ring and worker provide there).
  *
- * Buffered handles cannot use WriteFileGather, so pages are not merged: the
- * `runs` of an item is its page count. Up to PAL_WIN_MAX_PENDING writes of a
+ * Buffered handles cannot use WriteFileGather, so refs are not merged: the
+ * `runs` of an item is its ref count (a ref of several pages, an overflow
+ * run, is one write). Up to PAL_WIN_MAX_PENDING writes of a
  * call are in flight at once; a sync item waits for every earlier write of
  * its call, like on Linux.
  */
@@ -90,7 +91,7 @@ static void drain(call_state *call)
 }
 
 static void issue_write(call_state *call, HANDLE file, pal_write_item *item,
-                        const pal_page_ref *page)
+                        const pal_page_ref *ref)
 {
     pal_fault fault = pal_fault_take(PAL_FAULT_DATA_WRITE);
     if (fault.mode != 0) {
@@ -103,9 +104,9 @@ static void issue_write(call_state *call, HANDLE file, pal_write_item *item,
         finish_slot(call, slot, TRUE);
     slot->file = file;
     slot->item = item;
-    slot->data = page->data;
-    slot->length = item->page_size;
-    slot->offset = page->page_number * item->page_size;
+    slot->data = ref->data;
+    slot->length = ref->page_count * item->page_size; /* checked to fit a DWORD */
+    slot->offset = ref->page_number * item->page_size;
     slot->busy = TRUE;
     InterlockedIncrement64(&call->writer->writes);
     BOOL started = start_write(slot);
@@ -143,15 +144,17 @@ static BOOL check_item(const pal_write_item *item)
     if (item->kind == PAL_ITEM_FSYNC || item->kind == PAL_ITEM_FDATASYNC)
         return TRUE;
     if (item->kind != PAL_ITEM_WRITE || item->page_size == 0 ||
-        (item->page_count > 0 && item->pages == NULL))
+        (item->ref_count > 0 && item->refs == NULL))
         return FALSE;
     uint64_t max_page = (uint64_t)INT64_MAX / item->page_size - 1;
-    for (uint32_t i = 0; i < item->page_count; i++) {
-        const pal_page_ref *page = &item->pages[i];
-        if (page->data == NULL || page->page_number > max_page)
+    for (uint32_t i = 0; i < item->ref_count; i++) {
+        const pal_page_ref *ref = &item->refs[i];
+        if (ref->data == NULL || ref->page_count == 0 || ref->page_number > max_page ||
+            ref->page_count - 1 > max_page - ref->page_number ||
+            (uint64_t)ref->page_count * item->page_size > MAXDWORD)
             return FALSE;
-        if (i > 0 && page->page_number <= item->pages[i - 1].page_number)
-            return FALSE;
+        if (i > 0 && ref->page_number < item->refs[i - 1].page_number + item->refs[i - 1].page_count)
+            return FALSE; /* unsorted or overlapping */
     }
     return TRUE;
 }
@@ -192,9 +195,9 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
         pal_write_item *item = &items[i];
         HANDLE file = (HANDLE)item->fd;
         if (item->kind == PAL_ITEM_WRITE) {
-            for (uint32_t p = 0; p < item->page_count; p++)
-                issue_write(call, file, item, &item->pages[p]);
-            item->runs = item->page_count;
+            for (uint32_t r = 0; r < item->ref_count; r++)
+                issue_write(call, file, item, &item->refs[r]);
+            item->runs = item->ref_count;
         } else {
             drain(call); /* a sync covers the writes before it */
             pal_fault fault = pal_fault_take(PAL_FAULT_DATA_SYNC);
