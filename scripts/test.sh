@@ -3,7 +3,10 @@
 #  1. the .NET tests on the native I/O backend (io_uring), then again on the managed backend;
 #  2. the native layer's C tests (ctest);
 #  3. the NuGet package: packed with both native libraries, restored by tests/Storage.PackageConsumer
-#     from a local folder, which opens an environment, commits and reads.
+#     from a local folder, which opens an environment, commits and reads, then kills a committing child
+#     process three times and checks what recovery finds;
+#  4. the Windows build under Wine (installed through apt when running as root): the native layer's C tests,
+#     and the package consumer published for win-x64, on the native layer and on the managed backend.
 # Arguments go to both `dotnet test` runs; without any, the long opt-in tests (Category=Slow: the exhaustive fault
 # campaign) are left out. `bash scripts/test.sh --filter Category=Slow` runs just those.
 set -uo pipefail
@@ -32,15 +35,18 @@ for backend in native managed; do
   rm -f "$log"
 done
 
-echo "== native layer C tests"
-if command -v cmake >/dev/null 2>&1 && [ -f /usr/include/liburing.h ]; then
-  native_log=$(mktemp)
-  { cmake -S native/pal -B native/pal/build -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-    cmake --build native/pal/build -j 2 >/dev/null &&
-    ctest --test-dir native/pal/build --output-on-failure; } 2>&1 | tee "$native_log"
-  native_status=${PIPESTATUS[0]}
-  summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$native_log" | tail -n 1)
+# Configures and builds the native layer in build directory $1 (more cmake arguments after it), runs its C tests
+# and adds ctest's counts.
+run_native_tests() {
+  local dir=$1; shift
+  local log; log=$(mktemp)
+  { cmake -S native/pal -B "$dir" "$@" >/dev/null &&
+    cmake --build "$dir" -j 2 >/dev/null &&
+    ctest --test-dir "$dir" --output-on-failure; } 2>&1 | tee "$log"
+  local native_status=${PIPESTATUS[0]}
+  local summary; summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
   if [ -n "$summary" ]; then
+    local native_failed native_total
     native_failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
     native_total=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
     passed=$((passed + native_total - native_failed)); failed=$((failed + native_failed))
@@ -48,7 +54,12 @@ if command -v cmake >/dev/null 2>&1 && [ -f /usr/include/liburing.h ]; then
     failed=$((failed + 1))
   fi
   [ "$native_status" -eq 0 ] || status=1
-  rm -f "$native_log"
+  rm -f "$log"
+}
+
+echo "== native layer C tests"
+if command -v cmake >/dev/null 2>&1 && [ -f /usr/include/liburing.h ]; then
+  run_native_tests native/pal/build -DCMAKE_BUILD_TYPE=Release
 else
   echo "skipped: cmake or liburing-dev is missing"
   skipped=$((skipped + 1))
@@ -67,6 +78,45 @@ if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 && [ -f /usr/include/liburi
   fi
 else
   echo "skipped: packing needs liburing-dev and gcc-mingw-w64-x86-64 (scripts/prerequisites.sh installs them as root)"
+  skipped=$((skipped + 1))
+fi
+
+echo "== the Windows build under Wine"
+# Debian ships Wine's 64-bit loader outside PATH.
+wine=$(command -v wine64 || command -v wine || true)
+[ -n "$wine" ] || [ ! -x /usr/lib/wine/wine64 ] || wine=/usr/lib/wine/wine64
+if [ -z "$wine" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing: wine64"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64; } >/dev/null 2>&1
+  [ -x /usr/lib/wine/wine64 ] && wine=/usr/lib/wine/wine64
+fi
+package=$(ls artifacts/packages/Storage.*.nupkg 2>/dev/null | head -n 1)
+if [ -n "$wine" ] && [ -n "$package" ] && command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
+  export WINEDEBUG=-all
+  # The C tests of the Windows library (ctest runs them under Wine when it finds Wine at configure time).
+  run_native_tests native/pal/build-windows \
+    -DCMAKE_TOOLCHAIN_FILE="$PWD/native/pal/cmake/mingw-w64-x86_64.cmake"
+  # The package consumer as a Windows program: the package from the local folder, the win-x64 runtime from the
+  # machine's own package sources.
+  consumer=tests/Storage.PackageConsumer
+  sources=(--source "$PWD/artifacts/packages")
+  while read -r source; do sources+=(--source "$source"); done < <(cd / && dotnet nuget list source --format Short | awk '$1 ~ /^E/ { print $2 }')
+  rm -rf "$consumer/obj" "$consumer/bin" artifacts/consumer-win-x64
+  if dotnet publish "$consumer" -c Release -r win-x64 --self-contained -o artifacts/consumer-win-x64 "${sources[@]}" -nologo -v quiet; then
+    windows_package="Z:$(realpath "$package" | tr '/' '\\')"
+    for backend in native managed; do
+      echo "-- package consumer under Wine, $backend backend"
+      if STORAGE_IO_BACKEND=$backend "$wine" artifacts/consumer-win-x64/Storage.PackageConsumer.exe "$windows_package"; then
+        passed=$((passed + 1))
+      else
+        failed=$((failed + 1)); status=1
+      fi
+    done
+  else
+    failed=$((failed + 1)); status=1
+  fi
+else
+  echo "skipped: needs Wine (wine64), the package built above and gcc-mingw-w64-x86-64"
   skipped=$((skipped + 1))
 fi
 

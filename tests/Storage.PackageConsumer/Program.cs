@@ -2,8 +2,13 @@ using System.IO.Compression;
 using System.Runtime.InteropServices;
 using Storage;
 
-// Opens an environment from the installed package, commits, reads back, reopens, and checks the backend.
+// Opens an environment from the installed package, commits, reads back, reopens, and checks the backend; then kills a
+// child process that commits, three times, and checks what recovery finds (KillCheck).
 // Usage: Storage.PackageConsumer <package.nupkg>. Exit code 0 when every check holds.
+if (args.Length == 3 && args[0] == "--kill-child")
+{
+    return KillCheck.Child(args[1], long.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture));
+}
 if (args.Length != 1)
 {
     Console.Error.WriteLine("usage: Storage.PackageConsumer <path to the .nupkg>");
@@ -52,12 +57,15 @@ finally
     Directory.Delete(directory, recursive: true);
 }
 
-// The package's native library is found through runtimes/linux-x64/native on Linux x64.
+// The package's native library is found through runtimes/<rid>/native: linux-x64 and win-x64.
 var forcedManaged = string.Equals(Environment.GetEnvironmentVariable("STORAGE_IO_BACKEND"), "managed", StringComparison.OrdinalIgnoreCase);
-if (OperatingSystem.IsLinux() && RuntimeInformation.ProcessArchitecture == Architecture.X64 && !forcedManaged)
+if (RuntimeInformation.ProcessArchitecture == Architecture.X64 && !forcedManaged)
 {
-    Check(backend == "io_uring", $"the io_uring backend loads from the package (got '{backend}')");
+    if (OperatingSystem.IsLinux()) Check(backend == "io_uring", $"the io_uring backend loads from the package (got '{backend}')");
+    if (OperatingSystem.IsWindows()) Check(backend == "win32-overlapped", $"the Windows native backend loads from the package (got '{backend}')");
 }
+
+KillCheck.Run(Check);
 
 foreach (var failure in failures) Console.Error.WriteLine($"FAILED: {failure}");
 Console.WriteLine(failures.Count == 0 ? $"package consumer: ok (backend {backend})" : $"package consumer: {failures.Count} checks failed");

@@ -145,9 +145,15 @@ int main(int argc, char **argv)
 {
     CHECK(argc >= 2);
     CreateDirectoryA(argv[1], NULL); /* may exist already */
-    int n = snprintf(root, sizeof(root), "%s\\windows.%lu", argv[1], GetCurrentProcessId());
-    CHECK(n > 0 && (size_t)n < sizeof(root));
-    CHECK(CreateDirectoryA(root, NULL));
+    /* Wine reuses process ids from run to run: a fresh folder per run, whatever earlier runs left. */
+    BOOL created = FALSE;
+    for (unsigned attempt = 0; !created && attempt < 1000; attempt++) {
+        int n = snprintf(root, sizeof(root), "%s\\windows.%lu.%u", argv[1], GetCurrentProcessId(), attempt);
+        CHECK(n > 0 && (size_t)n < sizeof(root));
+        created = CreateDirectoryA(root, NULL);
+        CHECK(created || GetLastError() == ERROR_ALREADY_EXISTS);
+    }
+    CHECK(created);
     RUN(pages_and_syncs_are_written);
     RUN(journal_links_and_memory_work);
     RUN(the_fault_seam_fails_calls_with_the_error_asked_for);

@@ -44,8 +44,15 @@ PAL_API pal_status pal_file_allocate(pal_fd fd, uint64_t offset, uint64_t length
         return pal_ok(err);
     /* Reserve the clusters, then move end-of-file like fallocate(mode 0). */
     FILE_ALLOCATION_INFO allocation = { .AllocationSize.QuadPart = end };
-    if (!SetFileInformationByHandle(file, FileAllocationInfo, &allocation, sizeof(allocation)))
-        return pal_win_fail(err);
+    if (!SetFileInformationByHandle(file, FileAllocationInfo, &allocation, sizeof(allocation))) {
+        /* A file system (or Windows layer, Wine's) that cannot reserve clusters:
+         * the caller extends the file without reserving, as on Linux. */
+        DWORD error = GetLastError();
+        if (error == ERROR_CALL_NOT_IMPLEMENTED || error == ERROR_NOT_SUPPORTED ||
+            error == ERROR_INVALID_FUNCTION)
+            return pal_result(err, PAL_E_UNSUPPORTED, (int32_t)error);
+        return pal_result(err, PAL_E_SYSTEM, (int32_t)error);
+    }
     FILE_END_OF_FILE_INFO eof = { .EndOfFile.QuadPart = end };
     if (!SetFileInformationByHandle(file, FileEndOfFileInfo, &eof, sizeof(eof)))
         return pal_win_fail(err);
