@@ -59,6 +59,12 @@ internal static class KillCheck
         var errors = new StringBuilder();
         child.ErrorDataReceived += (_, e) => { if (e.Data is not null) lock (errors) errors.AppendLine(e.Data); };
         child.BeginErrorReadLine();
+        // A child that stops making progress is killed after two minutes, which ends the loop below with a failure.
+        using var watchdog = new CancellationTokenSource(TimeSpan.FromMinutes(2));
+        using var registration = watchdog.Token.Register(() =>
+        {
+            try { child.Kill(); } catch (InvalidOperationException) { }
+        });
         long lastAcked = -1;
         var seen = 0;
         while (child.StandardOutput.ReadLine() is { } line)
@@ -74,7 +80,7 @@ internal static class KillCheck
         child.WaitForExit();
         string stderr;
         lock (errors) stderr = errors.ToString();
-        check(seen == acks, $"the killed child acknowledged {acks} transactions first (it acknowledged {seen}, exit code {child.ExitCode}: {stderr.Trim()})");
+        check(seen == acks, $"the killed child acknowledged {acks} transactions first (it acknowledged {seen}{(watchdog.IsCancellationRequested ? " in two minutes" : "")}, exit code {child.ExitCode}: {stderr.Trim()})");
         return seen == acks ? lastAcked : -1;
     }
 
