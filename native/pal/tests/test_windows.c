@@ -141,6 +141,39 @@ static void the_fault_seam_fails_calls_with_the_error_asked_for(void)
     CHECK(pal_fault_arm(&partial, 1, &err) == PAL_E_UNSUPPORTED);
 }
 
+/* An overflow run is one ref and one write; the writer's cached call states
+ * serve call after call. */
+static void runs_are_one_write_and_calls_reuse_their_state(void)
+{
+    char path[MAX_PATH];
+    path_of(path, "runs");
+    HANDLE h = open_data(path);
+    static uint8_t run[3 * PAGE], single[PAGE];
+    for (int p = 0; p < 3; p++)
+        memset(run + p * PAGE, 'x' + p, PAGE);
+    memset(single, 'q', PAGE);
+    int32_t err;
+    pal_writer *w;
+    CHECK_OK(pal_writer_open(0, 0, &w, &err));
+    for (int call = 0; call < 5; call++) {
+        pal_page_ref refs[] = { { 2, run, 3, 0 }, { 9, single, 1, 0 } };
+        pal_write_item item = { .fd = (pal_fd)h, .refs = refs, .ref_count = 2, .page_size = PAGE,
+                                .kind = PAL_ITEM_WRITE };
+        CHECK_OK(pal_writer_submit(w, &item, 1, &err));
+        CHECK(item.result == 0 && item.runs == 2 && item.bytes_written == 4 * PAGE);
+    }
+    pal_writer_stats stats;
+    CHECK_OK(pal_writer_get_stats(w, &stats, &err));
+    CHECK(stats.submits == 5 && stats.writes == 10);
+    CHECK_OK(pal_writer_close(w, &err));
+    CHECK(CloseHandle(h));
+    uint8_t back[PAGE];
+    read_back(path, 4 * PAGE, back, PAGE);
+    CHECK(back[0] == 'z' && back[PAGE - 1] == 'z');
+    read_back(path, 9 * PAGE, back, PAGE);
+    CHECK(back[0] == 'q');
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc >= 2);
@@ -155,6 +188,7 @@ int main(int argc, char **argv)
     }
     CHECK(created);
     RUN(pages_and_syncs_are_written);
+    RUN(runs_are_one_write_and_calls_reuse_their_state);
     RUN(journal_links_and_memory_work);
     RUN(the_fault_seam_fails_calls_with_the_error_asked_for);
     return 0;

@@ -7,7 +7,9 @@
  * `runs` of an item is its ref count (a ref of several pages, an overflow
  * run, is one write). Up to PAL_WIN_MAX_PENDING writes of a
  * call are in flight at once; a sync item waits for every earlier write of
- * its call, like on Linux.
+ * its call, like on Linux. A call's slots and their events come from the
+ * writer's cache (made once, reused by later calls; one set per concurrent
+ * caller).
  */
 #include <stdlib.h>
 
@@ -16,8 +18,12 @@
 /* Overlapped writes in flight per pal_writer_submit call. */
 #define PAL_WIN_MAX_PENDING 64u
 
+typedef struct call_state call_state;
+
 struct pal_writer {
     uint32_t flags;
+    SRWLOCK cache_lock;
+    call_state *cache; /* idle call states, their events made; linked by next_free */
     volatile LONG64 submits;
     volatile LONG64 writes;
     volatile LONG64 syncs;
@@ -35,12 +41,62 @@ typedef struct pending_write {
     BOOL busy;
 } pending_write;
 
-typedef struct call_state {
+struct call_state {
     pal_writer *writer;
+    call_state *next_free;
     pending_write slots[PAL_WIN_MAX_PENDING];
     uint32_t next_slot;
     int32_t first_error;
-} call_state;
+};
+
+static void free_call(call_state *call)
+{
+    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++)
+        if (call->slots[i].event != NULL)
+            CloseHandle(call->slots[i].event);
+    free(call);
+}
+
+/* A call state from the writer's cache, or a new one with its events made;
+ * NULL with the error in *error. */
+static call_state *take_call(pal_writer *w, DWORD *error)
+{
+    AcquireSRWLockExclusive(&w->cache_lock);
+    call_state *call = w->cache;
+    if (call != NULL)
+        w->cache = call->next_free;
+    ReleaseSRWLockExclusive(&w->cache_lock);
+    if (call == NULL) {
+        call = calloc(1, sizeof(*call));
+        if (call == NULL) {
+            *error = ERROR_NOT_ENOUGH_MEMORY;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++) {
+            /* Manual-reset, as GetOverlappedResult expects. */
+            call->slots[i].event = CreateEventW(NULL, TRUE, FALSE, NULL);
+            if (call->slots[i].event == NULL) {
+                *error = GetLastError();
+                free_call(call);
+                return NULL;
+            }
+        }
+    }
+    call->writer = w;
+    call->next_free = NULL;
+    call->next_slot = 0;
+    call->first_error = 0;
+    return call;
+}
+
+/* Returns a drained call state (no slot busy) to the writer's cache. */
+static void give_back_call(pal_writer *w, call_state *call)
+{
+    AcquireSRWLockExclusive(&w->cache_lock);
+    call->next_free = w->cache;
+    w->cache = call;
+    ReleaseSRWLockExclusive(&w->cache_lock);
+}
 
 static void record_error(call_state *call, pal_write_item *item, DWORD error)
 {
@@ -124,6 +180,7 @@ PAL_API pal_status pal_writer_open(uint32_t queue_depth, uint32_t flags, pal_wri
     if (w == NULL)
         return pal_result(err, PAL_E_NOMEM, ERROR_NOT_ENOUGH_MEMORY);
     w->flags = flags;
+    InitializeSRWLock(&w->cache_lock);
     *out = w;
     return pal_ok(err);
 }
@@ -132,6 +189,12 @@ PAL_API pal_status pal_writer_close(pal_writer *w, int32_t *err)
 {
     if (w == NULL)
         return pal_result(err, PAL_E_INVALID, ERROR_INVALID_PARAMETER);
+    /* Closing while calls are in flight is misuse; every cached state is idle. */
+    while (w->cache != NULL) {
+        call_state *next = w->cache->next_free;
+        free_call(w->cache);
+        w->cache = next;
+    }
     free(w);
     return pal_ok(err);
 }
@@ -174,21 +237,13 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
     if (item_count == 0)
         return pal_ok(err);
 
-    call_state *call = calloc(1, sizeof(*call));
+    DWORD take_error = 0;
+    call_state *call = take_call(w, &take_error);
     if (call == NULL)
-        return pal_result(err, PAL_E_NOMEM, ERROR_NOT_ENOUGH_MEMORY);
-    call->writer = w;
+        return pal_result(err, take_error == ERROR_NOT_ENOUGH_MEMORY ? PAL_E_NOMEM : PAL_E_SYSTEM,
+                          (int32_t)take_error);
     pal_status status = PAL_OK;
     int32_t error = 0;
-    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++) {
-        /* Manual-reset, as GetOverlappedResult expects. */
-        call->slots[i].event = CreateEventW(NULL, TRUE, FALSE, NULL);
-        if (call->slots[i].event == NULL) {
-            status = PAL_E_SYSTEM;
-            error = (int32_t)GetLastError();
-            goto cleanup;
-        }
-    }
     InterlockedIncrement64(&w->submits);
 
     for (uint32_t i = 0; i < item_count; i++) {
@@ -215,12 +270,7 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
         status = PAL_E_SYSTEM;
         error = call->first_error;
     }
-
-cleanup:
-    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++)
-        if (call->slots[i].event != NULL)
-            CloseHandle(call->slots[i].event);
-    free(call);
+    give_back_call(w, call);
     return pal_result(err, status, error);
 }
 
