@@ -12,7 +12,7 @@ internal struct FileHeader
 {
     public const int SizeBytes = 136;
     public const ulong ExpectedMagic = 0x31454741_524F5453; // "STORAGE1"
-    /// <summary>3: tree pages' slots carry key heads and their headers the keys' shared prefix (2 had bare offsets).</summary>
+    /// <summary>3: a tree page's slots carry key heads beside the offsets, and its header the bits its keys share (2 had bare offsets).</summary>
     public const int CurrentFormatVersion = 3;
 
     [FieldOffset(0)] public ulong Magic;

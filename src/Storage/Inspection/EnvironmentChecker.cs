@@ -402,13 +402,13 @@ internal sealed unsafe class EnvironmentChecker
     }
 
     private static int NodeOffset(byte* page, int index) =>
-        Unsafe.ReadUnaligned<ushort>(page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes);
+        (int)(Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
 
     private static int NodeOffsetOrZero(byte* page, int index)
     {
         var lowerBound = ((PageHeader*)page)->Lower;
         var slot = PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
-        return slot + 2 <= Math.Min((int)lowerBound, PageSize) ? NodeOffset(page, index) % PageSize : 0;
+        return slot + TreeNodeLayout.SlotSizeBytes <= Math.Min((int)lowerBound, PageSize) ? NodeOffset(page, index) % PageSize : 0;
     }
 
     private void CheckKeyInRange(TreeReport tree, byte* p, long pageNumber, int index, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lower, bool hasLower,

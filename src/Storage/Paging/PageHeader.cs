@@ -27,10 +27,10 @@ internal struct PageHeader
     [FieldOffset(16)] public int OverflowSizeBytes;
 
     /// <summary>
-    /// Leaf and branch pages (in place of <see cref="OverflowSizeBytes"/>): how many leading bytes every key of the page
-    /// shares; each slot's key head holds the key's next four bytes (see <see cref="Trees.TreeNodeLayout"/>).
+    /// Leaf and branch pages (in place of <see cref="OverflowSizeBytes"/>): how many leading bits every key of the page
+    /// shares; each slot's key head holds the key's next bits (see <see cref="Trees.TreeNodeLayout"/>).
     /// </summary>
-    [FieldOffset(16)] public ushort KeyPrefixBytes;
+    [FieldOffset(16)] public ushort KeyPrefixBits;
 
     /// <summary>CRC32C of the page (or whole overflow run) with this field zeroed; written when the page goes to the data file.</summary>
     [FieldOffset(20)] public uint Checksum;

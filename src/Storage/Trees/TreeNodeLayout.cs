@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Numerics;
 using System.Runtime.CompilerServices;
 using Storage.Paging;
 
@@ -12,36 +13,80 @@ namespace Storage.Trees;
 /// from the header (<see cref="PageHeader.Lower"/> is its end) and node data grows down from the end of the page
 /// (<see cref="PageHeader.Upper"/> is its start). Slots are kept in key order; node data is in any order and
 /// may have holes left by deletes, which a compaction removes when an insert needs the room.</para>
-/// <para>A slot is <c>[ushort node offset][uint key head]</c>. Every key of the page (of a branch, every key but node 0's,
-/// which is minus infinity) starts with the same <see cref="PageHeader.KeyPrefixBytes"/> bytes; the key head is the
-/// key's next four bytes read as a big-endian number (zeros past the key's end), stored little-endian. Heads are in
-/// key order, so a search compares heads in the slot array, which a few cache lines hold, and reads a node only when
-/// heads tie: a lookup of a page not in the processor's caches waits for the slots and one node instead of a node
-/// per step of a binary search.</para>
+/// <para>A slot is a little-endian <c>uint</c>: the node's offset in its low 13 bits, the key head in the high 19. Every key
+/// of the page (of a branch, every key but node 0's, which is minus infinity) starts with the same
+/// <see cref="PageHeader.KeyPrefixBits"/> bits; the key head is the key's next 19 bits (zeros past the key's end). Heads
+/// are in key order, so a search compares heads in the slot array, which a few cache lines hold, and reads a node only
+/// when heads tie: a lookup of a page not in the processor's caches waits for the slots and one node instead of a node
+/// per step of a binary search. The prefix is counted in bits, not bytes, because keys often carry few bits a byte
+/// (hex or decimal text: four or so), and a head that started at a byte boundary would tie far more often.</para>
 /// </remarks>
 internal static unsafe class TreeNodeLayout
 {
-    /// <summary>A slot: the node's offset, then its key head.</summary>
-    public const int SlotSizeBytes = sizeof(ushort) + sizeof(uint);
+    /// <summary>A slot: the node's offset and its key head in one <c>uint</c>.</summary>
+    public const int SlotSizeBytes = sizeof(uint);
 
-    /// <summary>Where a slot's key head starts.</summary>
-    public const int HeadOffsetInSlot = sizeof(ushort);
+    /// <summary>The low bits of a slot that hold its node's offset (a page is 8 KiB).</summary>
+    public const int OffsetBits = 13;
 
-    /// <summary>The key head of <paramref name="key"/> on a page whose keys share <paramref name="prefixBytes"/> bytes.</summary>
+    public const uint OffsetMask = (1u << OffsetBits) - 1;
+
+    /// <summary>Bits of a key head: the rest of the slot.</summary>
+    public const int HeadBits = 32 - OffsetBits;
+
+    /// <summary>The largest shared prefix a page can have, in bits: the longest key.</summary>
+    public const int MaxKeyPrefixBits = TreeLimits.MaxKeySizeBytes * 8;
+
+    /// <summary>
+    /// The key head of <paramref name="key"/> on a page whose keys share <paramref name="prefixBits"/> bits: the key's next
+    /// <see cref="HeadBits"/> bits, zeros past its end.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static uint KeyHead(ReadOnlySpan<byte> key, int prefixBytes)
+    public static uint KeyHead(ReadOnlySpan<byte> key, int prefixBits)
     {
-        if ((uint)key.Length >= (uint)prefixBytes + sizeof(uint))
+        int start = prefixBits >> 3;
+        uint window;
+        if ((uint)key.Length >= (uint)start + sizeof(uint))
         {
-            return System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(key.Slice(prefixBytes));
+            window = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(key.Slice(start));
         }
-        uint head = 0;
-        for (int i = 0; i < sizeof(uint); i++)
+        else
         {
-            int at = prefixBytes + i;
-            head = (head << 8) | (at < key.Length ? key[at] : 0u);
+            window = 0;
+            for (int i = 0; i < sizeof(uint); i++)
+            {
+                int at = start + i;
+                window = (window << 8) | (at < key.Length ? key[at] : 0u);
+            }
         }
-        return head;
+        // The prefix's bits in the first byte go out at the top; at most 7 + 19 bits of the window are used.
+        return (window << (prefixBits & 7)) >> OffsetBits;
+    }
+
+    /// <summary>How many leading bits <paramref name="a"/> and <paramref name="b"/> share.</summary>
+    public static int CommonPrefixBits(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b)
+    {
+        int bytes = a.CommonPrefixLength(b);
+        if (bytes == a.Length || bytes == b.Length) return bytes * 8;
+        return bytes * 8 + BitOperations.LeadingZeroCount((uint)(a[bytes] ^ b[bytes])) - 24;
+    }
+
+    /// <summary>
+    /// Compares the first <paramref name="prefixBits"/> bits of <paramref name="key"/> with those of <paramref name="prefix"/>
+    /// (a key at least that long): below zero when the key sorts before every key starting with them (it differs lower,
+    /// or it ends inside them), above zero when after, zero when the key starts with them.
+    /// </summary>
+    public static int ComparePrefix(ReadOnlySpan<byte> key, ReadOnlySpan<byte> prefix, int prefixBits)
+    {
+        int whole = prefixBits >> 3;
+        int shared = Math.Min(whole, key.Length);
+        int comparison = KeyComparer.Compare(key[..shared], prefix[..shared]);
+        if (comparison != 0) return comparison;
+        if (key.Length < whole) return -1;
+        int rest = prefixBits & 7;
+        if (rest == 0) return 0;
+        if (key.Length == whole) return -1;
+        return (key[whole] >> (8 - rest)) - (prefix[whole] >> (8 - rest));
     }
 
     /// <summary>Bytes for offsets and nodes on one page.</summary>

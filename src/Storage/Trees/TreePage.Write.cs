@@ -159,7 +159,7 @@ internal readonly unsafe ref partial struct TreePage
             byte* node = source.GetNode(i, out int nodeSizeBytes);
             upper -= nodeSizeBytes;
             Buffer.MemoryCopy(node, _page + upper, nodeSizeBytes, nodeSizeBytes);
-            Unsafe.WriteUnaligned(_page + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes, (ushort)upper);
+            SetOffset(i, upper);
         }
         // The gap keeps its old bytes: nothing reads them, and unchanged bytes cost nothing in the journal diff.
         Header->Upper = (ushort)upper;
@@ -370,7 +370,7 @@ internal readonly unsafe ref partial struct TreePage
     {
         Buffer.MemoryCopy(_page + from, _page + to, sizeBytes, sizeBytes);
         Written(to, sizeBytes);
-        Unsafe.WriteUnaligned(_page + SlotOffset(slot), (ushort)to);
+        SetOffset(slot, to);
         Written(SlotOffset(slot), TreeNodeLayout.SlotSizeBytes);
     }
 
@@ -409,21 +409,21 @@ internal readonly unsafe ref partial struct TreePage
         var key = GetKey(index);
         if (count == first + 1)
         {
-            SetKeyPrefix(key.Length);
-            WriteHead(index, TreeNodeLayout.KeyHead(key, key.Length));
+            SetKeyPrefix(key.Length * 8);
+            WriteHead(index, TreeNodeLayout.KeyHead(key, key.Length * 8));
             return;
         }
-        int prefixBytes = KeyPrefixBytes;
+        int prefixBits = KeyPrefixBits;
         if (index == first || index == count - 1)
         {
-            int shared = key.CommonPrefixLength(GetKey(index == first ? index + 1 : index - 1));
-            if (shared < prefixBytes)
+            int shared = TreeNodeLayout.CommonPrefixBits(key, GetKey(index == first ? index + 1 : index - 1));
+            if (shared < prefixBits)
             {
                 RewriteHeads(shared);
                 return;
             }
         }
-        WriteHead(index, TreeNodeLayout.KeyHead(key, prefixBytes));
+        WriteHead(index, TreeNodeLayout.KeyHead(key, prefixBits));
     }
 
     /// <summary>Sets the shared prefix to what the page's first and last keys share, rewriting the heads when it changes.</summary>
@@ -432,33 +432,41 @@ internal readonly unsafe ref partial struct TreePage
         int first = FirstKeyedIndex;
         int count = Count;
         if (count <= first) return;
-        int shared = GetKey(first).CommonPrefixLength(GetKey(count - 1));
-        if (shared != KeyPrefixBytes) RewriteHeads(shared);
+        int shared = TreeNodeLayout.CommonPrefixBits(GetKey(first), GetKey(count - 1));
+        if (shared != KeyPrefixBits) RewriteHeads(shared);
     }
 
-    private void RewriteHeads(int prefixBytes)
+    private void RewriteHeads(int prefixBits)
     {
-        SetKeyPrefix(prefixBytes);
+        SetKeyPrefix(prefixBits);
         int count = Count;
         for (int i = FirstKeyedIndex; i < count; i++)
         {
-            WriteHead(i, TreeNodeLayout.KeyHead(GetKey(i), prefixBytes));
+            WriteHead(i, TreeNodeLayout.KeyHead(GetKey(i), prefixBits));
         }
     }
 
-    private void SetKeyPrefix(int prefixBytes)
+    private void SetKeyPrefix(int prefixBits)
     {
-        Debug.Assert(prefixBytes <= TreeLimits.MaxKeySizeBytes, "a prefix shared by keys is no longer than a key");
-        if (Header->KeyPrefixBytes == prefixBytes) return;
+        Debug.Assert(prefixBits <= TreeNodeLayout.MaxKeyPrefixBits, "a prefix shared by keys is no longer than a key");
+        if (Header->KeyPrefixBits == prefixBits) return;
         HeaderWritten();
-        Header->KeyPrefixBytes = (ushort)prefixBytes;
+        Header->KeyPrefixBits = (ushort)prefixBits;
     }
 
+    /// <summary>Writes slot <paramref name="index"/>'s key head, keeping its offset.</summary>
     private void WriteHead(int index, uint head)
     {
-        int at = SlotOffset(index) + TreeNodeLayout.HeadOffsetInSlot;
-        Written(at, sizeof(uint));
-        Unsafe.WriteUnaligned(_page + at, head);
+        byte* slot = _page + SlotOffset(index);
+        Written(SlotOffset(index), TreeNodeLayout.SlotSizeBytes);
+        Unsafe.WriteUnaligned(slot, (Unsafe.ReadUnaligned<uint>(slot) & TreeNodeLayout.OffsetMask) | (head << TreeNodeLayout.OffsetBits));
+    }
+
+    /// <summary>Points slot <paramref name="index"/> at <paramref name="offset"/>, keeping its key head; the caller records the write.</summary>
+    private void SetOffset(int index, int offset)
+    {
+        byte* slot = _page + SlotOffset(index);
+        Unsafe.WriteUnaligned(slot, (Unsafe.ReadUnaligned<uint>(slot) & ~TreeNodeLayout.OffsetMask) | (uint)offset);
     }
 
     /// <summary>Puts <paramref name="offset"/> into the slot array at <paramref name="index"/>, moving the ones after it up by one; the caller writes its key head.</summary>
@@ -467,7 +475,7 @@ internal readonly unsafe ref partial struct TreePage
         byte* slot = _page + SlotOffset(index);
         int tailBytes = (Count - index) * TreeNodeLayout.SlotSizeBytes;
         Buffer.MemoryCopy(slot, slot + TreeNodeLayout.SlotSizeBytes, tailBytes, tailBytes);
-        Unsafe.WriteUnaligned(slot, (ushort)offset);
+        Unsafe.WriteUnaligned(slot, (uint)offset); // the head follows from KeyPlaced
         Written(SlotOffset(index), tailBytes + TreeNodeLayout.SlotSizeBytes);
         HeaderWritten();
         Header->Lower += TreeNodeLayout.SlotSizeBytes;

@@ -82,14 +82,14 @@ internal readonly unsafe ref partial struct TreePage
         {
             TreeThrowHelper.ThrowBadPageBounds(pageNumber, lower, upper);
         }
-        if (header->KeyPrefixBytes > TreeLimits.MaxKeySizeBytes)
+        if (header->KeyPrefixBits > TreeNodeLayout.MaxKeyPrefixBits)
         {
-            TreeThrowHelper.ThrowBadKeyPrefix(pageNumber, header->KeyPrefixBytes);
+            TreeThrowHelper.ThrowBadKeyPrefix(pageNumber, header->KeyPrefixBits);
         }
     }
 
-    /// <summary>How many leading bytes every key of the page shares (node 0 of a branch aside).</summary>
-    public int KeyPrefixBytes => Header->KeyPrefixBytes;
+    /// <summary>How many leading bits every key of the page shares (node 0 of a branch aside).</summary>
+    public int KeyPrefixBits => Header->KeyPrefixBits;
 
     /// <summary>The first node with a key: 0 on a leaf, 1 on a branch (whose node 0 is minus infinity).</summary>
     public int FirstKeyedIndex => IsLeaf ? 0 : 1;
@@ -97,7 +97,12 @@ internal readonly unsafe ref partial struct TreePage
     /// <summary>Slot <paramref name="index"/>'s key head; the caller keeps the index below <see cref="Count"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private uint HeadAt(int index) =>
-        Unsafe.ReadUnaligned<uint>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes + TreeNodeLayout.HeadOffsetInSlot);
+        Unsafe.ReadUnaligned<uint>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes) >> TreeNodeLayout.OffsetBits;
+
+    /// <summary>Slot <paramref name="index"/>'s node offset, unchecked; the caller keeps the index inside the slot array.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private int OffsetAt(int index) =>
+        (int)(Unsafe.ReadUnaligned<uint>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
 
     /// <summary>Starts loading the slot array (up to 1 KiB of it); the header's line is already in.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -173,8 +178,7 @@ internal readonly unsafe ref partial struct TreePage
     {
         int count = Count;
         PrefetchSlots();
-        int prefixBytes = KeyPrefixBytes;
-        uint head = TreeNodeLayout.KeyHead(key, prefixBytes);
+        uint head = TreeNodeLayout.KeyHead(key, KeyPrefixBits);
         int low = HeadLowerBound(head, 0, count);
         int high = HeadUpperBound(head, low, count);
         while (low < high)
@@ -213,21 +217,20 @@ internal readonly unsafe ref partial struct TreePage
         found = false;
         if (count <= first) return first;
         PrefetchSlots();
-        int prefixBytes = KeyPrefixBytes;
-        if (prefixBytes > 0)
+        int prefixBits = KeyPrefixBits;
+        if (prefixBits > 0)
         {
             var prefix = GetKey(first);
-            if (prefix.Length < prefixBytes)
+            if (prefix.Length * 8 < prefixBits)
             {
-                TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBytes);
+                TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBits);
             }
-            int shared = Math.Min(prefixBytes, key.Length);
-            int comparison = KeyComparer.Compare(key[..shared], prefix[..shared]);
-            // A key that is a proper prefix of the shared prefix is below every key of the page.
-            if (comparison < 0 || (comparison == 0 && shared < prefixBytes)) return first;
+            // A key outside the shared prefix goes before or after every key of the page.
+            int comparison = TreeNodeLayout.ComparePrefix(key, prefix, prefixBits);
+            if (comparison < 0) return first;
             if (comparison > 0) return count;
         }
-        uint head = TreeNodeLayout.KeyHead(key, prefixBytes);
+        uint head = TreeNodeLayout.KeyHead(key, prefixBits);
         int low = HeadLowerBound(head, first, count);
         int high = HeadUpperBound(head, low, count);
         while (low < high)
@@ -283,16 +286,20 @@ internal readonly unsafe ref partial struct TreePage
         int count = Count;
         int first = FirstKeyedIndex;
         if (count <= first) return;
-        int prefixBytes = KeyPrefixBytes;
+        int prefixBits = KeyPrefixBits;
         var prefix = GetKey(first);
+        if (prefix.Length * 8 < prefixBits)
+        {
+            TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBits);
+        }
         for (int i = first; i < count; i++)
         {
             var key = GetKey(i);
-            if (key.Length < prefixBytes || !key[..prefixBytes].SequenceEqual(prefix[..Math.Min(prefixBytes, prefix.Length)]))
+            if (key.Length * 8 < prefixBits || TreeNodeLayout.ComparePrefix(key, prefix, prefixBits) != 0)
             {
-                TreeThrowHelper.ThrowBadKeyHead(PageNumber, i, $"the key does not start with the page's shared prefix of {prefixBytes} bytes");
+                TreeThrowHelper.ThrowBadKeyHead(PageNumber, i, $"the key does not start with the page's shared prefix of {prefixBits} bits");
             }
-            uint expected = TreeNodeLayout.KeyHead(key, prefixBytes);
+            uint expected = TreeNodeLayout.KeyHead(key, prefixBits);
             if (HeadAt(i) != expected)
             {
                 TreeThrowHelper.ThrowBadKeyHead(PageNumber, i, $"the slot's key head is {HeadAt(i):x8}, the key's is {expected:x8}");
@@ -327,8 +334,7 @@ internal readonly unsafe ref partial struct TreePage
     /// prefetching, which never faults; reads go through <see cref="ReadNode"/>.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private byte* UncheckedNode(int index) =>
-        _page + Unsafe.ReadUnaligned<ushort>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes);
+    private byte* UncheckedNode(int index) => _page + OffsetAt(index);
 
     /// <summary>Bytes taken by offsets and nodes, not counting holes: what the page would use once compacted.</summary>
     public int ComputeUsedBytes()
@@ -356,7 +362,7 @@ internal readonly unsafe ref partial struct TreePage
         {
             TreeThrowHelper.ThrowNodeIndexOutOfRange(PageNumber, index, Count);
         }
-        int offset = Unsafe.ReadUnaligned<ushort>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes);
+        int offset = OffsetAt(index);
         int upper = Upper;
         if (IsLeaf)
         {

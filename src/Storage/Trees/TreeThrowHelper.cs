@@ -28,12 +28,12 @@ internal static class TreeThrowHelper
             $"{PageLayout.HeaderSizeBytes} <= Lower <= Upper <= {PageLayout.PageSizeBytes} with a whole number of {TreeNodeLayout.SlotSizeBytes}-byte slots.");
 
     [DoesNotReturn]
-    public static void ThrowBadKeyPrefix(long pageNumber, int prefixBytes) =>
-        ThrowCorrupted(pageNumber, $"Tree page says its keys share {prefixBytes} leading bytes; no key is longer than {TreeLimits.MaxKeySizeBytes}.");
+    public static void ThrowBadKeyPrefix(long pageNumber, int prefixBits) =>
+        ThrowCorrupted(pageNumber, $"Tree page says its keys share {prefixBits} leading bits; no key is longer than {TreeLimits.MaxKeySizeBytes} bytes.");
 
     [DoesNotReturn]
-    public static void ThrowKeyShorterThanPrefix(long pageNumber, int index, int keySizeBytes, int prefixBytes) =>
-        ThrowBadKeyHead(pageNumber, index, $"the key is {keySizeBytes} bytes, shorter than the page's shared prefix of {prefixBytes}");
+    public static void ThrowKeyShorterThanPrefix(long pageNumber, int index, int keySizeBytes, int prefixBits) =>
+        ThrowBadKeyHead(pageNumber, index, $"the key is {keySizeBytes} bytes, shorter than the page's shared prefix of {prefixBits} bits");
 
     [DoesNotReturn]
     public static void ThrowBadKeyHead(long pageNumber, int index, string problem) =>

@@ -39,6 +39,10 @@ public sealed unsafe class BTreeCorruptionTests
         return page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
     }
 
+    /// <summary>Points a slot at <paramref name="offset"/> (its low 13 bits), keeping its key head.</summary>
+    private static void SetOffset(byte* slot, int offset) =>
+        Unsafe.WriteUnaligned(slot, (Unsafe.ReadUnaligned<uint>(slot) & ~TreeNodeLayout.OffsetMask) | ((uint)offset & TreeNodeLayout.OffsetMask));
+
     private static void AssertCorrupted(Action action, long pageNumber)
     {
         var exception = Assert.Throws<StorageCorruptedException>(action);
@@ -76,7 +80,7 @@ public sealed unsafe class BTreeCorruptionTests
     {
         using var fixture = ThreeLevelTree();
         long leaf = LeafOf(fixture, 500);
-        Unsafe.WriteUnaligned(SlotOf(fixture, leaf, 500), (ushort)offset);
+        SetOffset(SlotOf(fixture, leaf, 500), offset);
 
         AssertCorrupted(() => fixture.Tree.TryGet(TreeFixture.Key(500), out _), leaf);
         AssertCorrupted(fixture.Tree.Validate, leaf);
@@ -89,10 +93,10 @@ public sealed unsafe class BTreeCorruptionTests
         long leaf = LeafOf(fixture, 500);
         byte* page = fixture.Store.RawPage(leaf);
         byte* slot = SlotOf(fixture, leaf, 500);
-        var header = Unsafe.ReadUnaligned<LeafNodeHeader>(page + Unsafe.ReadUnaligned<ushort>(slot));
+        var header = Unsafe.ReadUnaligned<LeafNodeHeader>(page + (Unsafe.ReadUnaligned<uint>(slot) & TreeNodeLayout.OffsetMask));
         header.KeySizeBytes = 1000;
         // Move the node near the end of the page so that a 1000-byte key cannot fit.
-        Unsafe.WriteUnaligned(slot, (ushort)(PageLayout.PageSizeBytes - 200));
+        SetOffset(slot, PageLayout.PageSizeBytes - 200);
         Unsafe.WriteUnaligned(page + PageLayout.PageSizeBytes - 200, header);
 
         AssertCorrupted(() => fixture.Tree.TryGet(TreeFixture.Key(500), out _), leaf);
@@ -156,7 +160,7 @@ public sealed unsafe class BTreeCorruptionTests
         using var fixture = ThreeLevelTree();
         long branch = FirstChildOfRoot(fixture);
         byte* page = fixture.Store.RawPage(branch);
-        int offset = Unsafe.ReadUnaligned<ushort>(page + PageLayout.HeaderSizeBytes);
+        int offset = (int)(Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes) & TreeNodeLayout.OffsetMask);
         Unsafe.WriteUnaligned(page + offset + sizeof(ushort), child);
 
         AssertCorrupted(() => fixture.Tree.TryGet(TreeFixture.Key(0), out _), branch);
@@ -195,9 +199,9 @@ public sealed unsafe class BTreeCorruptionTests
         using var fixture = ThreeLevelTree();
         long leaf = LeafOf(fixture, 1500);
         byte* page = fixture.Store.RawPage(leaf);
-        // Swap the first two offsets.
-        uint slots = Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes);
-        Unsafe.WriteUnaligned(page + PageLayout.HeaderSizeBytes, (slots >> 16) | (slots << 16));
+        // Swap the first two slots (offsets and heads).
+        ulong slots = Unsafe.ReadUnaligned<ulong>(page + PageLayout.HeaderSizeBytes);
+        Unsafe.WriteUnaligned(page + PageLayout.HeaderSizeBytes, (slots >> 32) | (slots << 32));
         AssertCorrupted(fixture.Tree.Validate, leaf);
     }
 
@@ -207,10 +211,10 @@ public sealed unsafe class BTreeCorruptionTests
         using var fixture = ThreeLevelTree();
         long leaf = LeafOf(fixture, 1500);
         byte* page = fixture.Store.RawPage(leaf);
-        ushort first = Unsafe.ReadUnaligned<ushort>(page + PageLayout.HeaderSizeBytes);
-        for (byte* slot = page + PageLayout.HeaderSizeBytes; slot < page + ((PageHeader*)page)->Lower; slot += 2)
+        int first = (int)(Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes) & TreeNodeLayout.OffsetMask);
+        for (byte* slot = page + PageLayout.HeaderSizeBytes; slot < page + ((PageHeader*)page)->Lower; slot += TreeNodeLayout.SlotSizeBytes)
         {
-            Unsafe.WriteUnaligned(slot, first);
+            SetOffset(slot, first);
         }
         AssertCorrupted(fixture.Tree.Validate, leaf);
         AssertCorrupted(() => fixture.Tree.Put(TreeFixture.Key(1500), new byte[TreeLimits.MaxInlineValueSizeBytes]), leaf);

@@ -22,8 +22,8 @@ public sealed class BTreeSplitTests
 
         Assert.Equal(ManyKeys, fixture.State.Entries);
         Assert.Equal(ManyKeys, fixture.Tree.CountEntriesByWalking());
-        // Each entry takes 6 (slot) + 4 (header) + 8 (key) + 16 (value) = 34 bytes, so a full leaf holds 240.
-        long fullLeaves = (ManyKeys + 239) / 240;
+        // Each entry takes 4 (slot) + 4 (header) + 8 (key) + 16 (value) = 32 bytes, so a full leaf holds 255.
+        long fullLeaves = (ManyKeys + 254) / 255;
         Assert.InRange(fixture.State.LeafPages, fullLeaves, fullLeaves + 1);
         for (int i = 0; i < ManyKeys; i += 997)
         {
@@ -52,7 +52,7 @@ public sealed class BTreeSplitTests
         Assert.InRange(fixture.State.Depth, 3, 4);
         // Splits alone leave leaves ~69% full on average (ln 2); a full leaf first hands nodes to a sibling with room,
         // which keeps them above four fifths.
-        long fullLeaves = (ManyKeys + 239) / 240;
+        long fullLeaves = (ManyKeys + 254) / 255;
         Assert.InRange(fixture.State.LeafPages, fullLeaves, fullLeaves * 5 / 4);
         for (int i = 0; i < ManyKeys; i++)
         {

@@ -91,8 +91,28 @@ public sealed unsafe class KeyHeadTests
         foreach (var pageNumber in leaves)
         {
             var leaf = TreePage.Open(fixture.Store.GetPage(pageNumber), pageNumber);
-            Assert.Equal(leaf.GetKey(0).CommonPrefixLength(leaf.GetKey(leaf.Count - 1)), leaf.KeyPrefixBytes);
+            Assert.Equal(TreeNodeLayout.CommonPrefixBits(leaf.GetKey(0), leaf.GetKey(leaf.Count - 1)), leaf.KeyPrefixBits);
         }
+    }
+
+    [Fact]
+    public void Heads_and_prefixes_are_counted_in_bits()
+    {
+        // "0123" and "0133" (0x30 0x31 0x32 0x33 / 0x30 0x31 0x33 0x33) share 2 bytes and the top 7 bits of the third.
+        Assert.Equal(23, TreeNodeLayout.CommonPrefixBits("0123"u8, "0133"u8));
+        Assert.Equal(16, TreeNodeLayout.CommonPrefixBits("01"u8, "0123"u8));
+        Assert.Equal(0, TreeNodeLayout.CommonPrefixBits([0x80], [0x00]));
+        // The 19 bits after a 23-bit prefix of "0123": the last bit of 0x32 (0), then 0x33, then ten zero bits.
+        Assert.Equal((0u << 18) | (0x33u << 10), TreeNodeLayout.KeyHead("0123"u8, 23));
+        Assert.Equal((1u << 18) | (0x33u << 10), TreeNodeLayout.KeyHead("0133"u8, 23));
+        Assert.Equal(0x3031u << 3 | (0x32u >> 5), TreeNodeLayout.KeyHead("0123"u8, 0));
+        Assert.Equal(0u, TreeNodeLayout.KeyHead("01"u8, 16));
+        // Against a 23-bit prefix taken from "0133": inside it, shorter, below, above.
+        Assert.Equal(0, TreeNodeLayout.ComparePrefix("0123"u8, "0133"u8, 23));
+        Assert.True(TreeNodeLayout.ComparePrefix("01"u8, "0133"u8, 23) < 0);
+        Assert.True(TreeNodeLayout.ComparePrefix("010"u8, "0133"u8, 23) < 0);
+        Assert.True(TreeNodeLayout.ComparePrefix("014"u8, "0133"u8, 23) > 0);
+        Assert.True(TreeNodeLayout.ComparePrefix("1"u8, "0133"u8, 23) > 0);
     }
 
     [Fact]
@@ -103,8 +123,8 @@ public sealed unsafe class KeyHeadTests
         var leaf = fixture.Tree.DescendToLeaf(TreeFixture.Key(500), new TreePath()).PageNumber;
         byte* page = fixture.Store.RawPage(leaf);
         int index = TreePage.Open(page, leaf).SearchLeaf(TreeFixture.Key(500), out _);
-        byte* head = page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes + TreeNodeLayout.HeadOffsetInSlot;
-        Unsafe.WriteUnaligned(head, Unsafe.ReadUnaligned<uint>(head) ^ 0x100);
+        byte* slot = page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes;
+        Unsafe.WriteUnaligned(slot, Unsafe.ReadUnaligned<uint>(slot) ^ (1u << 20)); // a bit of the head
 
         var exception = Assert.Throws<StorageCorruptedException>(fixture.Tree.Validate);
         Assert.Equal(leaf, exception.PageNumber);
@@ -117,7 +137,7 @@ public sealed unsafe class KeyHeadTests
         using var fixture = new TreeFixture();
         for (long i = 0; i < 2_000; i++) fixture.Tree.Put(TreeFixture.Key(i), TreeFixture.Value(i, 20));
         var leaf = fixture.Tree.DescendToLeaf(TreeFixture.Key(500), new TreePath()).PageNumber;
-        ((PageHeader*)fixture.Store.RawPage(leaf))->KeyPrefixBytes = TreeLimits.MaxKeySizeBytes + 1;
+        ((PageHeader*)fixture.Store.RawPage(leaf))->KeyPrefixBits = TreeNodeLayout.MaxKeyPrefixBits + 1;
 
         var exception = Assert.Throws<StorageCorruptedException>(() => fixture.Tree.TryGet(TreeFixture.Key(500), out _));
         Assert.Equal(leaf, exception.PageNumber);

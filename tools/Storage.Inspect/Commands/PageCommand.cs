@@ -67,7 +67,7 @@ internal static unsafe class PageCommand
         H("lower", header.Lower);
         H("upper", header.Upper);
         var pageType = header.Flags & PageFlags.TypeMask;
-        if (pageType is PageFlags.Leaf or PageFlags.Branch) H("key prefix", $"{header.KeyPrefixBytes} bytes shared by every key");
+        if (pageType is PageFlags.Leaf or PageFlags.Branch) H("key prefix", $"{header.KeyPrefixBits} bits shared by every key");
         else H("overflow size", header.OverflowSizeBytes);
         H("tree id", header.TreeId);
         fixed (byte* p = bytes)
@@ -130,7 +130,7 @@ internal static unsafe class PageCommand
             }
             for (var i = 0; i < page.Count; i++)
             {
-                var offset = Unsafe.ReadUnaligned<ushort>(p + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes);
+                var offset = (int)(Unsafe.ReadUnaligned<uint>(p + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
                 var key = page.GetKey(i);
                 string value;
                 if (page.IsLeaf)
