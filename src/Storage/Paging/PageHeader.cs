@@ -14,7 +14,7 @@ internal struct PageHeader
 
     [FieldOffset(8)] public PageFlags Flags;
 
-    /// <summary>Slotted pages: end of the offsets array (grows up from the header).</summary>
+    /// <summary>Slotted pages: end of the slot array (grows up from the header).</summary>
     [FieldOffset(10)] public ushort Lower;
 
     /// <summary>Slotted pages: start of node data (grows down from the end of the page).</summary>

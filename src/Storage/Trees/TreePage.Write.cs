@@ -11,7 +11,7 @@ namespace Storage.Trees;
 /// </summary>
 /// <remarks>
 /// The journal stores byte diffs of changed pages, so ordinary inserts and removes touch as few bytes as they can:
-/// a node is written into the free gap at Upper and only the tail of the offsets array moves; a removed node's
+/// a node is written into the free gap at Upper and only the tail of the slot array moves; a removed node's
 /// bytes stay behind as a hole, and a later insert may fill it (<see cref="TryInsertIntoHole"/>). A split keeps the
 /// left page's nodes in place but the lowest, which move up into its holes (<see cref="TruncateTo"/>, <see cref="CloseHoles"/>);
 /// whole-page rewrites happen only in <see cref="Compact"/>, when no hole can take a node. Every write records the

@@ -44,7 +44,7 @@ internal readonly unsafe ref partial struct TreePage
 
     public int Count => (Header->Lower - PageLayout.HeaderSizeBytes) / TreeNodeLayout.SlotSizeBytes;
 
-    /// <summary>The gap between the offsets array and node data: room for an insert without compacting.</summary>
+    /// <summary>The gap between the slot array and node data: room for an insert without compacting.</summary>
     public int ContiguousFreeBytes => Header->Upper - Header->Lower;
 
     /// <summary>Checks the header of a leaf or branch page that should be page <paramref name="pageNumber"/>.</summary>
