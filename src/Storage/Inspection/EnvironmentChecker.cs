@@ -402,7 +402,7 @@ internal sealed unsafe class EnvironmentChecker
     }
 
     private static int NodeOffset(byte* page, int index) =>
-        (int)(Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
+        TreeNodeLayout.NodeOffset(page, index);
 
     private static int NodeOffsetOrZero(byte* page, int index)
     {

@@ -31,6 +31,11 @@ internal static unsafe class TreeNodeLayout
 
     public const uint OffsetMask = (1u << OffsetBits) - 1;
 
+    /// <summary>The node offset in slot <paramref name="index"/> of the tree page at <paramref name="page"/>, unchecked.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int NodeOffset(byte* page, int index) =>
+        (int)(Unsafe.ReadUnaligned<uint>(page + PageLayout.HeaderSizeBytes + index * SlotSizeBytes) & OffsetMask);
+
     /// <summary>Bits of a key head: the rest of the slot.</summary>
     public const int HeadBits = 32 - OffsetBits;
 

@@ -101,8 +101,7 @@ internal readonly unsafe ref partial struct TreePage
 
     /// <summary>Slot <paramref name="index"/>'s node offset, unchecked; the caller keeps the index inside the slot array.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private int OffsetAt(int index) =>
-        (int)(Unsafe.ReadUnaligned<uint>(_page + PageLayout.HeaderSizeBytes + index * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
+    private int OffsetAt(int index) => TreeNodeLayout.NodeOffset(_page, index);
 
     /// <summary>Starts loading the slot array (up to 1 KiB of it); the header's line is already in.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -176,22 +175,9 @@ internal readonly unsafe ref partial struct TreePage
     /// </summary>
     public int FindInLeaf(ReadOnlySpan<byte> key)
     {
-        int count = Count;
         PrefetchSlots();
-        uint head = TreeNodeLayout.KeyHead(key, KeyPrefixBits);
-        int low = HeadLowerBound(head, 0, count);
-        int high = HeadUpperBound(head, low, count);
-        while (low < high)
-        {
-            int middle = (int)((uint)(low + high) >> 1);
-            // The value follows the key: its next lines are wanted as soon as the key matches.
-            PrefetchValueLines(middle);
-            int comparison = KeyComparer.Compare(key, GetKey(middle));
-            if (comparison == 0) return middle;
-            if (comparison < 0) high = middle;
-            else low = middle + 1;
-        }
-        return -1;
+        int index = SearchHeads(key, KeyPrefixBits, 0, Count, out bool found);
+        return found ? index : -1;
     }
 
     /// <summary>Search of a branch: the index of the child whose range holds the key.</summary>
@@ -230,12 +216,24 @@ internal readonly unsafe ref partial struct TreePage
             if (comparison < 0) return first;
             if (comparison > 0) return count;
         }
+        return SearchHeads(key, prefixBits, first, count, out found);
+    }
+
+    /// <summary>
+    /// The first index in [<paramref name="first"/>, <paramref name="count"/>) whose key is not below <paramref name="key"/>,
+    /// for a key that starts with the page's shared prefix (any other key is found nowhere): by key heads, then by whole
+    /// keys among the nodes whose heads tie.
+    /// </summary>
+    private int SearchHeads(ReadOnlySpan<byte> key, int prefixBits, int first, int count, out bool found)
+    {
         uint head = TreeNodeLayout.KeyHead(key, prefixBits);
         int low = HeadLowerBound(head, first, count);
         int high = HeadUpperBound(head, low, count);
         while (low < high)
         {
             int middle = (int)((uint)(low + high) >> 1);
+            // A leaf's value follows the key: its next lines are wanted as soon as the key matches.
+            PrefetchValueLines(middle);
             int comparison = KeyComparer.Compare(key, GetKey(middle));
             if (comparison == 0)
             {
@@ -245,6 +243,7 @@ internal readonly unsafe ref partial struct TreePage
             if (comparison < 0) high = middle;
             else low = middle + 1;
         }
+        found = false;
         return low;
     }
 
@@ -265,7 +264,7 @@ internal readonly unsafe ref partial struct TreePage
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int HeadUpperBound(uint head, int low, int high)
     {
-        // Ties are rare (four bytes past the shared prefix): look at the next slot before searching.
+        // Ties are rare (19 bits past the shared prefix): look at the next slot before searching.
         if (low >= high || HeadAt(low) != head) return low;
         if (low + 1 >= high || HeadAt(low + 1) != head) return low + 1;
         while (low < high)

@@ -130,7 +130,7 @@ internal static unsafe class PageCommand
             }
             for (var i = 0; i < page.Count; i++)
             {
-                var offset = (int)(Unsafe.ReadUnaligned<uint>(p + PageLayout.HeaderSizeBytes + i * TreeNodeLayout.SlotSizeBytes) & TreeNodeLayout.OffsetMask);
+                var offset = TreeNodeLayout.NodeOffset(p, i);
                 var key = page.GetKey(i);
                 string value;
                 if (page.IsLeaf)

@@ -552,11 +552,7 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
         if (items[i].kind == PAL_ITEM_WRITE)
             iov_index += items[i].ref_count;
     }
-    batch.op_count = op_index;
-    if (op_index == 0) {
-        free(block);
-        return pal_ok(err);
-    }
+    batch.op_count = op_index; /* at least one: every item with a bound above holds an op */
 
     /* A condition variable with default attributes is plain memory: making it
      * cannot fail and asks nothing of the kernel. */
