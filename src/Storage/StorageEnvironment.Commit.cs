@@ -100,10 +100,10 @@ public sealed partial class StorageEnvironment
         if (length > 16 << 20) _entryBuilder.Trim();
 
         // Appended: nothing below does I/O or can fail.
-        foreach (var (pageNumber, page) in dirty)
+        PageTable.AddCommitted(dirty, transactionId);
+        foreach (var (_, page) in dirty)
         {
             if (page.IsFreed) Scratch.Return(page.Buffer, onWriter: true);
-            else PageTable.Add(pageNumber, transactionId, page.Buffer);
         }
         FreeSpace.Commit(pages.NextPageNumber);
         var state = new EnvironmentState(transactionId, root, pages.NextPageNumber);
@@ -123,6 +123,8 @@ public sealed partial class StorageEnvironment
         var appended = CommitProfile.Now();
         Interlocked.Increment(ref profile.Transactions);
         CommitProfile.Add(ref profile.BodyTicks, transaction.BeganTimestamp, commitStarted);
+        Interlocked.Add(ref profile.PageCopyTicks, pages.PageCopyTicks);
+        pages.PageCopyTicks = 0;
         Interlocked.Add(ref profile.ChecksumTicks, checksumTicks);
         Interlocked.Add(ref profile.DiffTicks, diffTicks);
         CommitProfile.Add(ref profile.FinishTicks, finishStarted, reserveStarted);
@@ -272,13 +274,8 @@ public sealed partial class StorageEnvironment
             published = CurrentState.TransactionId;
             Readers.CollectSnapshots(_snapshots);
             KeepDurablePoint(_snapshots, published);
-            var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
-            foreach (var (pageNumber, page) in dirty)
-            {
-                if (!page.IsFreed) PageTable.Prune(pageNumber, snapshots, published, _pruned);
-            }
-            // Pages of earlier commits pruned while they waited for their write: what they superseded may go now.
-            foreach (var (_, pageNumber) in _pruneAgain) PageTable.Prune(pageNumber, snapshots, published, _pruned);
+            // Then pages of earlier commits pruned while they waited for their write: what they superseded may go now.
+            PageTable.PruneCommitted(dirty, _pruneAgain, System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots), published, _pruned);
         }
         while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published) _pruneAgain.Dequeue();
         if (transactionId > published)

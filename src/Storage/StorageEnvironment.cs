@@ -91,7 +91,7 @@ public sealed partial class StorageEnvironment : IDisposable
     internal ScratchReclaimer Reclaimer { get; }
 
     /// <summary>Taken by the writer to prune superseded versions and by the flusher to choose and collect what it writes.</summary>
-    internal object PruneLock { get; } = new();
+    internal Lock PruneLock { get; } = new();
 
     internal FreeSpaceMap FreeSpace { get; } = new();
 

@@ -5,7 +5,8 @@ namespace Storage.Journal;
 /// <summary>
 /// Chooses how journal writes are made durable, by measuring, as <see cref="CompressionPolicy"/> decides compression:
 /// the first writes into each journal file take the two methods of <see cref="JournalWriteMethod"/> in turn, and once
-/// each has <see cref="SamplesPerMethod"/> writes timed the one with the lower median goes on for the rest of the file.
+/// each has <see cref="SamplesPerMethod"/> writes timed the one with the lower median goes on for the rest of the file
+/// (buffered writes only when clearly lower, see <see cref="BufferedWinPercent"/>).
 /// Each file measures again, so the choice follows the device (a disk shared with other work, a cache that fills up).
 /// Taking them in turn gives both methods the same mix of entry sizes and the same moments of the disk.
 /// </summary>
@@ -13,6 +14,9 @@ namespace Storage.Journal;
 internal sealed class DurableWritePolicy
 {
     public const int SamplesPerMethod = 8;
+
+    /// <summary>Buffered writes are chosen only when their median is below this share (in percent) of direct writes'.</summary>
+    public const int BufferedWinPercent = 85;
 
     private readonly JournalWriteMethod _configured;
     private readonly long[] _direct = new long[SamplesPerMethod];
@@ -91,8 +95,9 @@ internal sealed class DurableWritePolicy
         var buffered = Median(_buffered);
         Volatile.Write(ref _directMedian, direct);
         Volatile.Write(ref _bufferedMedian, buffered);
-        // A tie keeps direct writes: they leave the page cache to the data file.
-        Chosen = buffered < direct ? JournalWriteMethod.BufferedThenSync : JournalWriteMethod.DirectSync;
+        // Direct writes leave the page cache to the data file, so buffered ones must win clearly: on a disk where the two
+        // are close, medians of eight writes each pick the slower method for whole files by chance.
+        Chosen = buffered * 100 < direct * BufferedWinPercent ? JournalWriteMethod.BufferedThenSync : JournalWriteMethod.DirectSync;
         if (Chosen == JournalWriteMethod.DirectSync) Interlocked.Increment(ref _directChoices);
         else Interlocked.Increment(ref _bufferedChoices);
     }

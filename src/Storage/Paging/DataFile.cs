@@ -97,9 +97,9 @@ internal sealed unsafe class DataFile : IDisposable
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
-            // A thirty-second at a time: few remaps (about 75 to grow tenfold, each a reservation and a new map), and
-            // at most a thirty-second of the file reserved unused at the end.
-            var growth = Math.Clamp(current / 32, MinGrowthBytes, MaxGrowthBytes);
+            // A 128th of the file at a time, at least 1 MiB: at most that much reserved unused at the end (the file stays
+            // within 1% of what it holds past 128 MiB), for about 300 remaps to grow tenfold, each a reservation and a new map.
+            var growth = Math.Clamp(current / 128, MinGrowthBytes, MaxGrowthBytes);
             var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
             var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try

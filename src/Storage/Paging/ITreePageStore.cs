@@ -32,6 +32,13 @@ internal unsafe interface ITreePageStore
         return ModifyPage(pageNumber);
     }
 
+    /// <summary>
+    /// As <see cref="ModifyPage(long, out ulong*)"/>, for a caller that holds <paramref name="current"/>, what
+    /// <see cref="GetPage"/> returned for the page in this transaction: the copy is made from it without looking the
+    /// page up again.
+    /// </summary>
+    byte* ModifyPage(long pageNumber, byte* current, out ulong* writtenLines) => ModifyPage(pageNumber, out writtenLines);
+
     /// <summary>Allocates a contiguous run of zeroed, writable pages near <paramref name="nearPageNumber"/> when possible (pass -1 for no preference).</summary>
     long AllocatePages(int count, long nearPageNumber, out byte* firstPage);
 

@@ -30,7 +30,7 @@ internal sealed class PageTable
     /// <summary>Versions an entry holds before its array grows (kept with the entry when it is recycled).</summary>
     private const int InitialVersions = 4;
 
-    private readonly object _mutate = new();
+    private readonly Lock _mutate = new();
     private Entry?[] _slots = new Entry?[InitialSlots];
     private int _shift = 64 - BitOperations.Log2(InitialSlots);
     private int _pagesWithVersions;
@@ -70,28 +70,42 @@ internal sealed class PageTable
     /// <summary>Adds a committed version (called by the single writer, before it publishes the transaction).</summary>
     public void Add(long pageNumber, long transactionId, ScratchBuffer buffer)
     {
+        lock (_mutate) AddLocked(pageNumber, transactionId, buffer);
+    }
+
+    /// <summary>As <see cref="Add"/>, for every page a commit changed and did not free, under one hold of the lock.</summary>
+    public void AddCommitted(Dictionary<long, Transactions.DirtyPage> dirty, long transactionId)
+    {
         lock (_mutate)
         {
-            var entry = Find(_slots, pageNumber);
-            if (entry is not null)
+            foreach (var (pageNumber, page) in dirty)
             {
-                entry.BeginChange();
-                entry.Append(transactionId, buffer);
-                entry.EndChange();
-                return;
+                if (!page.IsFreed) AddLocked(pageNumber, transactionId, page.Buffer);
             }
-            entry = _free ?? new Entry();
-            _free = entry.NextFree;
-            entry.NextFree = null;
-            // A recycled entry's readers see its sequence move on, and the new page number, before they trust it.
+        }
+    }
+
+    private void AddLocked(long pageNumber, long transactionId, ScratchBuffer buffer)
+    {
+        var entry = Find(_slots, pageNumber);
+        if (entry is not null)
+        {
             entry.BeginChange();
-            entry.PageNumber = pageNumber;
-            entry.Count = 0;
             entry.Append(transactionId, buffer);
             entry.EndChange();
-            Insert(entry);
-            Interlocked.Increment(ref _pagesWithVersions);
+            return;
         }
+        entry = _free ?? new Entry();
+        _free = entry.NextFree;
+        entry.NextFree = null;
+        // A recycled entry's readers see its sequence move on, and the new page number, before they trust it.
+        entry.BeginChange();
+        entry.PageNumber = pageNumber;
+        entry.Count = 0;
+        entry.Append(transactionId, buffer);
+        entry.EndChange();
+        Insert(entry);
+        Interlocked.Increment(ref _pagesWithVersions);
     }
 
     /// <summary>
@@ -110,11 +124,30 @@ internal sealed class PageTable
     /// </summary>
     public void Prune(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
+        lock (_mutate) PruneLocked(pageNumber, snapshots, published, pruned);
+    }
+
+    /// <summary>
+    /// <see cref="Prune"/> for the pages a commit changed and did not free, and then for <paramref name="again"/> (pages
+    /// of earlier commits), under one hold of the lock.
+    /// </summary>
+    public void PruneCommitted(Dictionary<long, Transactions.DirtyPage> dirty, Queue<(long TransactionId, long PageNumber)> again,
+        ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
+    {
         lock (_mutate)
         {
-            var entry = Find(_slots, pageNumber);
-            if (entry is not null) PruneVersions(entry, snapshots, published, pruned);
+            foreach (var (pageNumber, page) in dirty)
+            {
+                if (!page.IsFreed) PruneLocked(pageNumber, snapshots, published, pruned);
+            }
+            foreach (var (_, pageNumber) in again) PruneLocked(pageNumber, snapshots, published, pruned);
         }
+    }
+
+    private void PruneLocked(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
+    {
+        var entry = Find(_slots, pageNumber);
+        if (entry is not null) PruneVersions(entry, snapshots, published, pruned);
     }
 
     /// <summary><see cref="Prune"/> over every page: for snapshots that ended while the pages they kept were not changed again.</summary>

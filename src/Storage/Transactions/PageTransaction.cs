@@ -181,7 +181,10 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     /// A writable copy of the page, and the map where the caller records the lines it writes (null for a page this
     /// transaction created, which is compared whole).
     /// </summary>
-    public byte* ModifyPage(long pageNumber, out ulong* writtenLines)
+    public byte* ModifyPage(long pageNumber, out ulong* writtenLines) => ModifyPage(pageNumber, null, out writtenLines);
+
+    /// <inheritdoc cref="ITreePageStore.ModifyPage(long, byte*, out ulong*)"/>
+    public byte* ModifyPage(long pageNumber, byte* current, out ulong* writtenLines)
     {
         var dirtyPages = _dirty ?? throw new InvalidOperationException("A read transaction cannot change pages.");
         ref var dirty = ref CollectionsMarshal.GetValueRefOrAddDefault(dirtyPages, pageNumber, out var exists);
@@ -194,12 +197,13 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         try
         {
             var started = Diagnostics.CommitProfile.Now();
-            var original = GetCommitted(pageNumber, 1);
+            // Not being in the dirty set, the page the caller read is the committed version this transaction sees.
+            var original = current != null ? current : GetCommitted(pageNumber, 1);
             var buffer = _env.Scratch.Rent(1);
             Buffer.MemoryCopy(original, buffer.Pointer, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
             writtenLines = _env.WriterLines.Rent();
             dirty = new DirtyPage { Buffer = buffer, Original = original, Lines = writtenLines };
-            Diagnostics.CommitProfile.Add(ref _env.Profile.PageCopyTicks, started, Diagnostics.CommitProfile.Now());
+            PageCopyTicks += Diagnostics.CommitProfile.Now() - started;
             return buffer.Pointer;
         }
         catch
@@ -208,6 +212,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
             throw;
         }
     }
+
+    /// <summary>Time spent copying pages on their first change (the commit adds it to the profile once).</summary>
+    public long PageCopyTicks { get; set; }
 
     public long AllocatePages(int count, long nearPageNumber, out byte* firstPage)
     {

@@ -32,13 +32,13 @@ internal sealed unsafe partial class BTree
 
         if (found && nodeSizeBytes <= oldNodeSizeBytes)
         {
-            ModifyPage(leafPageNumber).OverwriteLeafValue(index, inlineValue, newOverflowPage);
+            ModifyPage(leaf).OverwriteLeafValue(index, inlineValue, newOverflowPage);
         }
         else
         {
             if (found)
             {
-                ModifyPage(leafPageNumber).RemoveNode(index);
+                ModifyPage(leaf).RemoveNode(index);
             }
             else
             {
@@ -46,7 +46,7 @@ internal sealed unsafe partial class BTree
             }
             byte* node = stackalloc byte[TreeNodeLayout.MaxNodeSizeBytes];
             int encodedSizeBytes = TreeNodeLayout.WriteLeafNode(node, key, inlineValue, newOverflowPage);
-            InsertNode(_path.LeafLevel, index, node, encodedSizeBytes);
+            InsertNode(_path.LeafLevel, index, node, encodedSizeBytes, found ? default : leaf);
         }
 
         if (oldOverflowPage != TreeNodeLayout.NoOverflowPage)
@@ -58,19 +58,21 @@ internal sealed unsafe partial class BTree
 
     /// <summary>
     /// Inserts an encoded node into the page at <paramref name="level"/> of <see cref="_path"/>, compacting or
-    /// splitting it when it is full; a split inserts a separator into the parent, and so on up to a new root.
+    /// splitting it when it is full; a split inserts a separator into the parent, and so on up to a new root. A caller
+    /// that holds the page at <paramref name="level"/> as this transaction read it passes it as <paramref name="read"/>.
     /// <paramref name="node"/> is a buffer of <see cref="TreeNodeLayout.MaxNodeSizeBytes"/>, reused for the separators.
     /// </summary>
-    private void InsertNode(int level, int index, byte* node, int nodeSizeBytes)
+    private void InsertNode(int level, int index, byte* node, int nodeSizeBytes, TreePage read = default)
     {
         while (true)
         {
             long pageNumber = _path.Pages[level];
-            var page = OpenPage(pageNumber);
+            var page = read.Pointer != null && read.PageNumber == pageNumber ? read : OpenPage(pageNumber);
+            read = default;
             int neededBytes = nodeSizeBytes + TreeNodeLayout.SlotSizeBytes;
-            if (page.ContiguousFreeBytes >= neededBytes || page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes)
+            if (page.ContiguousFreeBytes >= neededBytes || FitsOnceCompacted(page, neededBytes, nodeSizeBytes))
             {
-                ModifyPage(pageNumber).InsertWhereItFits(index, node, nodeSizeBytes);
+                ModifyPage(page).InsertWhereItFits(index, node, nodeSizeBytes);
                 return;
             }
 
@@ -91,6 +93,16 @@ internal sealed unsafe partial class BTree
             index = _path.Indices[level] + 1;
         }
     }
+
+    /// <summary>
+    /// Whether the page holds <paramref name="neededBytes"/> more once its holes are closed, when its gap does not. A page
+    /// whose node area holds exactly its count of nodes of the new node's size (same-size entries, no holes) has no
+    /// room besides the gap, and its nodes are not read; should nodes of other sizes fill the area exactly around a
+    /// hole, the answer is a conservative no (the node then goes to a sibling or a split).
+    /// </summary>
+    private static bool FitsOnceCompacted(TreePage page, int neededBytes, int nodeSizeBytes) =>
+        PageLayout.PageSizeBytes - page.Upper != page.Count * nodeSizeBytes &&
+        page.ComputeUsedBytes() + neededBytes <= TreeNodeLayout.UsableBytes;
 
     /// <summary>The root split: a new root branch over the old root and its new right sibling.</summary>
     private void GrowRoot(long leftPageNumber, ReadOnlySpan<byte> separator, long rightPageNumber)

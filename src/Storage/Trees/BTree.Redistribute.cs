@@ -109,7 +109,7 @@ internal sealed unsafe partial class BTree
             sibling.InsertNode(at++, virtualNode, virtualSizeBytes);
         }
 
-        var rest = ModifyPage(page.PageNumber);
+        var rest = ModifyPage(page);
         bool newNodeMoved = toRight ? index >= cut : index < cut;
         int ownMoved = to - from - (newNodeMoved ? 1 : 0);
         if (toRight) rest.TruncateTo(rest.Count - ownMoved);

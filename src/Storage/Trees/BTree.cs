@@ -159,6 +159,13 @@ internal sealed unsafe partial class BTree
         return Owned(TreePage.Open(page, pageNumber, writtenLines));
     }
 
+    /// <summary>As <see cref="ModifyPage(long)"/>, for a page this transaction just read (no second lookup).</summary>
+    private TreePage ModifyPage(TreePage read)
+    {
+        byte* page = _store.ModifyPage(read.PageNumber, read.Pointer, out ulong* writtenLines);
+        return Owned(TreePage.Open(page, read.PageNumber, writtenLines));
+    }
+
     /// <summary>
     /// A page reached from this tree must say it belongs to this tree: a page of another tree here means a page was
     /// handed out again while still in use (a damaged free-space bitmap), and reading on would return its data.

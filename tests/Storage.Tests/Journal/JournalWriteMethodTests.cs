@@ -47,6 +47,28 @@ public sealed class JournalWriteMethodTests
         Assert.True(stats.DirectSyncMedian < stats.BufferedThenSyncMedian);
     }
 
+    [Fact]
+    public void Buffered_writes_are_chosen_only_when_clearly_faster()
+    {
+        var policy = new DurableWritePolicy(JournalWriteMethod.Auto);
+        // Buffered writes a tenth faster: within a disk's noise, so direct writes stay.
+        for (var i = 0; i < 2 * DurableWritePolicy.SamplesPerMethod; i++)
+        {
+            var method = policy.Next();
+            policy.Record(method, method == JournalWriteMethod.DirectSync ? 1_000 : 900);
+        }
+        Assert.Equal(JournalWriteMethod.DirectSync, policy.Chosen);
+
+        // A fifth faster is a clear win.
+        policy.StartFile();
+        for (var i = 0; i < 2 * DurableWritePolicy.SamplesPerMethod; i++)
+        {
+            var method = policy.Next();
+            policy.Record(method, method == JournalWriteMethod.DirectSync ? 1_000 : 800);
+        }
+        Assert.Equal(JournalWriteMethod.BufferedThenSync, policy.Chosen);
+    }
+
     [Theory]
     [InlineData(JournalWriteMethod.DirectSync)]
     [InlineData(JournalWriteMethod.BufferedThenSync)]
@@ -114,7 +136,8 @@ public sealed class JournalWriteMethodTests
         var stats = env.GetStats().JournalWriteMethod;
         Assert.True(stats.DirectSyncChosen + stats.BufferedThenSyncChosen >= 1, "one file's measurement completed");
         Assert.True(stats.DirectSyncMedian > TimeSpan.Zero && stats.BufferedThenSyncMedian > TimeSpan.Zero);
-        Assert.Equal(stats.DirectSyncMedian <= stats.BufferedThenSyncMedian ? JournalWriteMethod.DirectSync : JournalWriteMethod.BufferedThenSync, stats.Method);
+        var bufferedWins = stats.BufferedThenSyncMedian.Ticks * 100 < stats.DirectSyncMedian.Ticks * DurableWritePolicy.BufferedWinPercent;
+        Assert.Equal(bufferedWins ? JournalWriteMethod.BufferedThenSync : JournalWriteMethod.DirectSync, stats.Method);
         for (var i = 0; i < 2 * DurableWritePolicy.SamplesPerMethod + 2; i++) Assert.Equal($"v{i}", GetString(env, "t", $"k{i:D2}"));
     }
 }
