@@ -43,6 +43,32 @@ internal sealed class PageTable
 
     public bool IsEmpty => Volatile.Read(ref _pagesWithVersions) == 0;
 
+    /// <summary>As <see cref="TryGet"/>, giving the version's memory and page count.</summary>
+    public unsafe bool TryGetPage(long pageNumber, long snapshotTransactionId, out byte* pointer, out int pageCount)
+    {
+        var spinner = new SpinWait();
+        while (true)
+        {
+            var moves = Volatile.Read(ref _moves);
+            if ((moves & 1) == 0)
+            {
+                var entry = Find(Volatile.Read(ref _slots), pageNumber);
+                if (entry is not null)
+                {
+                    var read = entry.TryReadPage(pageNumber, snapshotTransactionId, out pointer, out pageCount);
+                    if (read != ReadResult.Retry) return read == ReadResult.Found;
+                }
+                else if (Volatile.Read(ref _moves) == moves)
+                {
+                    pointer = null;
+                    pageCount = 0;
+                    return false;
+                }
+            }
+            spinner.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
     public bool TryGet(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
     {
         var spinner = new SpinWait();
@@ -375,7 +401,26 @@ internal sealed class PageTable
 
         public Entry? NextFree;
 
+        /// <summary>
+        /// The newest version's transaction, memory and page count, kept beside the arrays (0 when there is none): a lookup
+        /// for a snapshot at or after it, the usual one, reads this entry only, not the two arrays and the buffer after it.
+        /// </summary>
+        public long NewestTransaction;
+
+        public nint NewestPointer;
+
+        public int NewestPageCount;
+
         public void BeginChange() => Interlocked.Increment(ref Sequence);
+
+        private unsafe void KeepNewest()
+        {
+            var last = Count - 1;
+            var buffer = last >= 0 ? Buffers[last] : null;
+            NewestTransaction = buffer is null ? 0 : Transactions[last];
+            NewestPageCount = buffer?.PageCount ?? 0;
+            Volatile.Write(ref NewestPointer, buffer is null ? 0 : (nint)buffer.Pointer);
+        }
 
         public void EndChange() => Volatile.Write(ref Sequence, Sequence + 1);
 
@@ -395,6 +440,7 @@ internal sealed class PageTable
             Transactions[Count] = transactionId;
             Buffers[Count] = buffer;
             Volatile.Write(ref Count, Count + 1);
+            KeepNewest();
         }
 
         /// <summary>Keeps the versions <paramref name="keep"/> marks, in order, handing the others' buffers to <paramref name="dropped"/> (under the table's lock).</summary>
@@ -414,7 +460,36 @@ internal sealed class PageTable
             }
             Array.Clear(Buffers, kept, keep.Length - kept);
             Volatile.Write(ref Count, kept);
+            KeepNewest();
             EndChange();
+        }
+
+        /// <summary>
+        /// As <see cref="TryRead"/>, for the page's memory: the newest version when the snapshot sees it, read from this
+        /// entry alone, else the arrays.
+        /// </summary>
+        public unsafe ReadResult TryReadPage(long pageNumber, long snapshotTransactionId, out byte* pointer, out int pageCount)
+        {
+            pointer = null;
+            pageCount = 0;
+            var sequence = Volatile.Read(ref Sequence);
+            if ((sequence & 1) != 0 || Volatile.Read(ref PageNumber) != pageNumber) return ReadResult.Retry;
+            var newest = Volatile.Read(ref NewestPointer);
+            if (newest != 0 && Volatile.Read(ref NewestTransaction) <= snapshotTransactionId)
+            {
+                var count = Volatile.Read(ref NewestPageCount);
+                if (Volatile.Read(ref Sequence) != sequence) return ReadResult.Retry;
+                pointer = (byte*)newest;
+                pageCount = count;
+                return ReadResult.Found;
+            }
+            var read = TryRead(pageNumber, snapshotTransactionId, out var buffer);
+            if (read == ReadResult.Found)
+            {
+                pointer = buffer.Pointer;
+                pageCount = buffer.PageCount;
+            }
+            return read;
         }
 
         /// <summary>The newest version at or before the snapshot, if this entry is still the page's and did not change while read.</summary>

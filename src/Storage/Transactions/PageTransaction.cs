@@ -68,7 +68,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
             return dirty.IsFreed ? null : dirty.Buffer.Pointer;
         }
         if (pageNumber < 2 || pageNumber >= State.NextPageNumber) return null;
-        if (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out var buffer)) return buffer.Pointer;
+        if (!_pageTable.IsEmpty && _pageTable.TryGetPage(pageNumber, State.TransactionId, out var version, out _)) return version;
         var mapping = _mapping!;
         return pageNumber < mapping.PageCount && _dataFile.HasBeenRead(pageNumber) ? mapping.PagePointer(pageNumber) : null;
     }
@@ -90,10 +90,10 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     private byte* GetCommitted(long pageNumber, int count)
     {
         if (pageNumber < 2 || count < 1 || pageNumber + count > State.NextPageNumber) ThrowOutside(pageNumber);
-        if (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out var buffer))
+        if (!_pageTable.IsEmpty && _pageTable.TryGetPage(pageNumber, State.TransactionId, out var version, out var versionPages))
         {
-            if (buffer.PageCount < count) ThrowOutside(pageNumber);
-            return buffer.Pointer;
+            if (versionPages < count) ThrowOutside(pageNumber);
+            return version;
         }
         var mapping = _mapping!;
         if (pageNumber + count > mapping.PageCount) mapping = UseNewerMapping(pageNumber + count);
@@ -153,7 +153,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     private bool IsInMemory(long pageNumber) =>
         (_dirty is not null && _dirty.ContainsKey(pageNumber)) ||
-        (!_pageTable.IsEmpty && _pageTable.TryGet(pageNumber, State.TransactionId, out _));
+        (!_pageTable.IsEmpty && _pageTable.TryGetPage(pageNumber, State.TransactionId, out _, out _));
 
     /// <summary>The file grew since this transaction began; pages past the old map are in the current one.</summary>
     private DataFileMapping UseNewerMapping(long requiredPages)
