@@ -66,7 +66,10 @@ public readonly record struct CommitPhaseTimes
     /// <summary>From begin to commit: the caller's reads and changes (including <see cref="PageCopies"/>).</summary>
     public TimeSpan TransactionBody { get; init; }
 
-    /// <summary>Copies of committed pages into scratch memory before their first change (part of <see cref="TransactionBody"/>).</summary>
+    /// <summary>
+    /// Copies of committed pages into scratch memory before their first change (part of <see cref="TransactionBody"/>):
+    /// an estimate, from one copy in eight timed.
+    /// </summary>
     public TimeSpan PageCopies { get; init; }
 
     /// <summary>Stamping each changed page with its transaction and checksum.</summary>

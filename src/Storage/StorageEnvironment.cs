@@ -101,6 +101,9 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>The maps of the lines each page of the current write transaction changed.</summary>
     internal Transactions.WrittenLines WriterLines { get; } = new();
 
+    /// <summary>Pages the writer copied on their first change (it times one in <see cref="Transactions.PageTransaction.CopyTimingInterval"/>).</summary>
+    internal int WriterPageCopies;
+
     internal IEnvironmentJournal Journal { get; }
 
     internal EnvironmentState CurrentState => Volatile.Read(ref _state);
