@@ -337,7 +337,7 @@ internal readonly unsafe ref partial struct TreePage
             nodes[i] = (offset << 16) | i;
             sizes[i] = (short)sizeBytes;
         }
-        nodes.Sort();
+        SortByOffset(nodes);
         int holes = 0;
         int covered = count > 0 ? nodes[0] >> 16 : PageLayout.PageSizeBytes;
         for (int i = 0; i <= count; i++)
@@ -352,6 +352,36 @@ internal readonly unsafe ref partial struct TreePage
             if (i < count) covered = Math.Max(covered, start + sizes[nodes[i] & 0xFFFF]);
         }
         return holes;
+    }
+
+    /// <summary>
+    /// Sorts (offset &lt;&lt; 16 | slot) values by offset, a 13-bit number, keeping the order of equal offsets (values listed
+    /// by slot come out as a general sort orders them): two counting passes (7 bits, then 6), without the comparisons of a
+    /// general sort, whose mispredicted branches made it a few percent of a random-insert commit.
+    /// </summary>
+    [SkipLocalsInit]
+    internal static void SortByOffset(Span<int> nodes)
+    {
+        Debug.Assert(PageLayout.PageSizeBytes <= 1 << 13, "offsets fit 13 bits");
+        if (nodes.Length < 2) return;
+        Span<int> other = nodes.Length <= TreeNodeLayout.MaxNodesPerSplit ? stackalloc int[nodes.Length] : new int[nodes.Length];
+        Span<int> counts = stackalloc int[128];
+        CountingPass(nodes, other, counts, shift: 16, bits: 7);
+        CountingPass(other, nodes, counts, shift: 23, bits: 6);
+
+        static void CountingPass(ReadOnlySpan<int> from, Span<int> to, Span<int> counts, int shift, int bits)
+        {
+            int buckets = 1 << bits, mask = buckets - 1;
+            counts[..buckets].Clear();
+            foreach (var value in from) counts[(value >> shift) & mask]++;
+            for (int b = 0, start = 0; b < buckets; b++)
+            {
+                int count = counts[b];
+                counts[b] = start;
+                start += count;
+            }
+            foreach (var value in from) to[counts[(value >> shift) & mask]++] = value;
+        }
     }
 
     /// <summary>The smallest hole starting at or above <paramref name="minStart"/> that holds <paramref name="sizeBytes"/>, or -1.</summary>

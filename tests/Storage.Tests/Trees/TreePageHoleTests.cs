@@ -95,4 +95,23 @@ public sealed unsafe class TreePageHoleTests
             NativeMemory.AlignedFree(buffer);
         }
     }
+    [Fact]
+    public void Nodes_sorted_by_offset_come_out_as_a_general_sort_orders_them()
+    {
+        var random = new Random(5);
+        for (var round = 0; round < 500; round++)
+        {
+            var count = random.Next(0, TreeNodeLayout.MaxNodesPerSplit + 1);
+            // As a page lists them, by slot; mostly distinct offsets, some repeated as in a damaged page, any offset of a page.
+            var values = new int[count];
+            for (var i = 0; i < count; i++)
+            {
+                var offset = random.Next(4) == 0 && i > 0 ? values[random.Next(i)] >> 16 : random.Next(PageLayout.PageSizeBytes);
+                values[i] = (offset << 16) | i;
+            }
+            var expected = values.Order().ToArray();
+            TreePage.SortByOffset(values);
+            Assert.Equal(expected, values);
+        }
+    }
 }
