@@ -81,8 +81,8 @@ internal sealed unsafe class SpaceReturner
                 var first = FreeSpaceLayout.FirstPageOfBitmap(bitmap);
                 if (first >= end || bitmap >= mapping.PageCount) continue;
                 var inFile = (ulong*)(mapping.PagePointer(bitmap) + FreeSpaceLayout.BitmapOffsetBytes);
-                var newest = _env.PageTable.TryGet(bitmap, writer.TransactionId, out var buffer)
-                    ? (ulong*)(buffer.Pointer + FreeSpaceLayout.BitmapOffsetBytes)
+                var newest = _env.PageTable.TryGetPage(bitmap, writer.TransactionId, out var version, out _)
+                    ? (ulong*)(version + FreeSpaceLayout.BitmapOffsetBytes)
                     : inFile;
                 PunchFreeRuns(first, inFile, newest, end);
             }

@@ -43,7 +43,10 @@ internal sealed class PageTable
 
     public bool IsEmpty => Volatile.Read(ref _pagesWithVersions) == 0;
 
-    /// <summary>As <see cref="TryGet"/>, giving the version's memory and page count.</summary>
+    /// <summary>
+    /// The newest version of the page at or before the snapshot: its memory and page count. False when the page has no
+    /// such version in the table (the data file holds what the snapshot reads).
+    /// </summary>
     public unsafe bool TryGetPage(long pageNumber, long snapshotTransactionId, out byte* pointer, out int pageCount)
     {
         var spinner = new SpinWait();
@@ -62,30 +65,6 @@ internal sealed class PageTable
                 {
                     pointer = null;
                     pageCount = 0;
-                    return false;
-                }
-            }
-            spinner.SpinOnce(sleep1Threshold: -1);
-        }
-    }
-
-    public bool TryGet(long pageNumber, long snapshotTransactionId, out ScratchBuffer buffer)
-    {
-        var spinner = new SpinWait();
-        while (true)
-        {
-            var moves = Volatile.Read(ref _moves);
-            if ((moves & 1) == 0)
-            {
-                var entry = Find(Volatile.Read(ref _slots), pageNumber);
-                if (entry is not null)
-                {
-                    var read = entry.TryRead(pageNumber, snapshotTransactionId, out buffer);
-                    if (read != ReadResult.Retry) return read == ReadResult.Found;
-                }
-                else if (Volatile.Read(ref _moves) == moves)
-                {
-                    buffer = null!;
                     return false;
                 }
             }
