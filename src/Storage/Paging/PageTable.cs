@@ -392,15 +392,6 @@ internal sealed class PageTable
 
         public void BeginChange() => Interlocked.Increment(ref Sequence);
 
-        private unsafe void KeepNewest()
-        {
-            var last = Count - 1;
-            var buffer = last >= 0 ? Buffers[last] : null;
-            NewestTransaction = buffer is null ? 0 : Transactions[last];
-            NewestPageCount = buffer?.PageCount ?? 0;
-            Volatile.Write(ref NewestPointer, buffer is null ? 0 : (nint)buffer.Pointer);
-        }
-
         public void EndChange() => Volatile.Write(ref Sequence, Sequence + 1);
 
         /// <summary>Appends the newest version (between <see cref="BeginChange"/> and <see cref="EndChange"/>).</summary>
@@ -420,6 +411,16 @@ internal sealed class PageTable
             Buffers[Count] = buffer;
             Volatile.Write(ref Count, Count + 1);
             KeepNewest();
+        }
+
+        /// <summary>Sets the newest version's fields from the arrays (between <see cref="BeginChange"/> and <see cref="EndChange"/>).</summary>
+        private unsafe void KeepNewest()
+        {
+            var last = Count - 1;
+            var buffer = last >= 0 ? Buffers[last] : null;
+            NewestTransaction = buffer is null ? 0 : Transactions[last];
+            NewestPageCount = buffer?.PageCount ?? 0;
+            Volatile.Write(ref NewestPointer, buffer is null ? 0 : (nint)buffer.Pointer);
         }
 
         /// <summary>Keeps the versions <paramref name="keep"/> marks, in order, handing the others' buffers to <paramref name="dropped"/> (under the table's lock).</summary>
