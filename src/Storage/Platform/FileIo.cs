@@ -9,10 +9,11 @@ namespace Storage.Platform;
 /// </summary>
 internal static class FileIo
 {
-    private const int UnixFilePermissions = 0x180; // 0600: owner read/write
-
     /// <summary>What every file and folder the engine creates allows on Unix: its owner alone.</summary>
     public const UnixFileMode OwnerReadWrite = UnixFileMode.UserRead | UnixFileMode.UserWrite;
+
+    /// <summary><see cref="OwnerReadWrite"/> as open(2) takes it (0600).</summary>
+    private const int UnixFilePermissions = (int)OwnerReadWrite;
 
     public const UnixFileMode OwnerOnlyDirectory = UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute;
 

@@ -206,13 +206,8 @@ internal readonly unsafe ref partial struct TreePage
         int prefixBits = KeyPrefixBits;
         if (prefixBits > 0)
         {
-            var prefix = GetKey(first);
-            if (prefix.Length * 8 < prefixBits)
-            {
-                TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBits);
-            }
             // A key outside the shared prefix goes before or after every key of the page.
-            int comparison = TreeNodeLayout.ComparePrefix(key, prefix, prefixBits);
+            int comparison = TreeNodeLayout.ComparePrefix(key, PrefixKey(first, prefixBits), prefixBits);
             if (comparison < 0) return first;
             if (comparison > 0) return count;
         }
@@ -276,6 +271,17 @@ internal readonly unsafe ref partial struct TreePage
         return low;
     }
 
+    /// <summary>The key of node <paramref name="first"/>, which holds the page's shared prefix; corruption when it is too short to.</summary>
+    private ReadOnlySpan<byte> PrefixKey(int first, int prefixBits)
+    {
+        var key = GetKey(first);
+        if (key.Length * 8 < prefixBits)
+        {
+            TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, key.Length, prefixBits);
+        }
+        return key;
+    }
+
     /// <summary>
     /// Checks the page's shared prefix and key heads against its keys (validation walks; searches trust them, as
     /// the page's checksum was checked when it was read).
@@ -286,11 +292,7 @@ internal readonly unsafe ref partial struct TreePage
         int first = FirstKeyedIndex;
         if (count <= first) return;
         int prefixBits = KeyPrefixBits;
-        var prefix = GetKey(first);
-        if (prefix.Length * 8 < prefixBits)
-        {
-            TreeThrowHelper.ThrowKeyShorterThanPrefix(PageNumber, first, prefix.Length, prefixBits);
-        }
+        var prefix = PrefixKey(first, prefixBits);
         for (int i = first; i < count; i++)
         {
             var key = GetKey(i);
