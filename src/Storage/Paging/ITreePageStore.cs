@@ -70,11 +70,16 @@ internal unsafe interface ITreePageStore
     void ReadAhead(Span<PageRun> runs) => Prefetch(runs);
 
     /// <summary>
-    /// The page's address if it can be had without reading the page or doing any I/O (the page was read and checked
-    /// before, or is in memory), else null: for prefetching a page about to be read. The pointer is only a hint, to
-    /// be passed to a prefetch instruction; reads go through <see cref="GetPage"/>.
+    /// The page's address if it can be had without reading the page or doing any I/O, else null: for prefetching a
+    /// page about to be read (a prefetch instruction never faults, so a page the kernel has not mapped yet is only
+    /// skipped). <paramref name="firstRead"/> says that reading it will first checksum all of it. The pointer is only
+    /// a hint; reads go through <see cref="GetPage"/>.
     /// </summary>
-    byte* PeekPage(long pageNumber) => null;
+    byte* PeekPage(long pageNumber, out bool firstRead)
+    {
+        firstRead = false;
+        return null;
+    }
 
     /// <summary>Working arrays shared by the trees changing pages of this store, or null (each tree makes its own).</summary>
     Trees.TreeWorkspace? Workspace => null;

@@ -61,8 +61,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         return GetCommitted(pageNumber, 1);
     }
 
-    public byte* PeekPage(long pageNumber)
+    public byte* PeekPage(long pageNumber, out bool firstRead)
     {
+        firstRead = false;
         if (_dirty is not null && _dirty.TryGetValue(pageNumber, out var dirty))
         {
             return dirty.IsFreed ? null : dirty.Buffer.Pointer;
@@ -70,7 +71,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         if (pageNumber < 2 || pageNumber >= State.NextPageNumber) return null;
         if (!_pageTable.IsEmpty && _pageTable.TryGetPage(pageNumber, State.TransactionId, out var version, out _)) return version;
         var mapping = _mapping!;
-        return pageNumber < mapping.PageCount && _dataFile.HasBeenRead(pageNumber) ? mapping.PagePointer(pageNumber) : null;
+        if (pageNumber >= mapping.PageCount) return null;
+        firstRead = !_dataFile.HasBeenRead(pageNumber);
+        return mapping.PagePointer(pageNumber);
     }
 
     public byte* GetPages(long firstPageNumber, int count)

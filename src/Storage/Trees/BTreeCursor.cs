@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Storage.Paging;
 
 namespace Storage.Trees;
@@ -35,6 +36,10 @@ internal sealed unsafe class BTreeCursor
     private int _aheadEdge;
     private int _aheadWindow = MinReadAheadLeaves;
     private PageRun[]? _aheadRuns;
+
+    /// <summary>The next leaf's lines still to prefetch, and where they start.</summary>
+    private int _aheadLines;
+    private byte* _aheadPage;
 
     /// <summary>
     /// A scan's first request asks for this many leaves past the one it stepped into; each next one doubles, up to
@@ -200,6 +205,7 @@ internal sealed unsafe class BTreeCursor
             {
                 _index++;
                 leaf.PrefetchNode(_index + NodePrefetchDistance);
+                if (_aheadLines > 0) PrefetchAhead();
                 return true;
             }
         }
@@ -207,6 +213,7 @@ internal sealed unsafe class BTreeCursor
         {
             _index--;
             CurrentLeaf().PrefetchNode(_index - NodePrefetchDistance);
+            if (_aheadLines > 0) PrefetchAhead();
             return true;
         }
         return MoveToSiblingLeaf(forward);
@@ -264,22 +271,45 @@ internal sealed unsafe class BTreeCursor
 
     /// <summary>
     /// Starts loading the head (header and first offsets) of the leaf after the current one, so that stepping into
-    /// it does not wait for memory: leaves written at random lie far apart, where no hardware prefetcher follows.
+    /// it does not wait for memory: leaves written at random lie far apart, where no hardware prefetcher follows. A
+    /// leaf whose first read will checksum all of it is loaded whole, a few lines per step through the current leaf
+    /// (<see cref="PrefetchAhead"/>): asked for at once, its 128 lines would stall the scan on the CPU's few
+    /// outstanding-miss buffers.
     /// </summary>
     private void PrefetchSiblingLeaf(TreePage parent, bool forward)
     {
-        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
+        _aheadLines = 0;
         int sibling = _path.Indices[_path.LeafLevel - 1] + (forward ? 1 : -1);
         if (sibling < 0 || sibling >= parent.Count) return;
-        byte* page = _tree.Store.PeekPage(parent.GetChild(sibling));
+        byte* page = _tree.Store.PeekPage(parent.GetChild(sibling), out bool firstRead);
         if (page is null) return;
-        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page);
-        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page + 64);
-        System.Runtime.Intrinsics.X86.Sse.Prefetch0(page + 128);
+        PageLayout.PrefetchHead(page);
+        if (firstRead)
+        {
+            _aheadPage = page + PageLayout.HeadPrefetchBytes;
+            _aheadLines = (PageLayout.PageSizeBytes - PageLayout.HeadPrefetchBytes) / 64;
+        }
     }
+
+    /// <summary>
+    /// A few more lines of the next leaf, while its whole page is wanted (<see cref="PrefetchSiblingLeaf"/>). Out of
+    /// line, so that the step stays small; compiled optimised at once, since a process may run it only in its first
+    /// scan of a file.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.AggressiveOptimization)]
+    private void PrefetchAhead()
+    {
+        int lines = Math.Min(_aheadLines, AheadLinesPerStep);
+        PageLayout.PrefetchLines(_aheadPage, lines);
+        _aheadPage += lines * 64;
+        _aheadLines -= lines;
+    }
+
+    private const int AheadLinesPerStep = 4;
 
     private void ResetReadAhead()
     {
+        _aheadLines = 0;
         _aheadParent = -1;
         _aheadWindow = MinReadAheadLeaves;
     }
