@@ -25,7 +25,11 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     private readonly long _minFileSizeBytes;
     private readonly object _lock = new();
     private readonly List<JournalFile> _files = [];
-    private const int MaxSpares = 2;
+    /// <summary>
+    /// Retired files kept for reuse: enough for a whole flush cycle (the flusher syncs after three full files), so that
+    /// a steady load writes no new file's zeros. Spares past what a closed environment keeps are deleted at close.
+    /// </summary>
+    private const int MaxSpares = 4;
 
     /// <summary>Prepared or recycled files, in the order they will be used.</summary>
     private readonly Queue<JournalFile> _spares = new();
