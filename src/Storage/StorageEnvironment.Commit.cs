@@ -26,6 +26,7 @@ public sealed partial class StorageEnvironment
         // The space the transaction's new pages take is reserved now: on a full disk this commit fails, with nothing
         // written, and the environment stays usable (the flusher never meets a full disk writing these pages later).
         DataFile.EnsurePageCountForCommit(pages.NextPageNumber);
+        DataFile.GrowAheadIfLow(pages.NextPageNumber);
         var profile = Profile;
         long checksumTicks = 0;
 

@@ -18,7 +18,11 @@ internal sealed unsafe class DataFile : IDisposable
 
     private readonly SafeFileHandle _handle;
     private readonly IFaultInjector? _faults;
+    /// <summary>Guards the map's replacement and the writer's page count (held briefly, never across I/O).</summary>
     private readonly object _growLock = new();
+
+    /// <summary>Serialises changes of the file's length (growth and shrinking), which may wait for the file system.</summary>
+    private readonly object _resizeLock = new();
     private readonly IDataFileWriter _writer;
     private DataFileMapping _mapping;
     private readonly PageBitmap _validated;
@@ -89,19 +93,28 @@ internal sealed unsafe class DataFile : IDisposable
     /// new range: a full disk fails here (<see cref="StorageFullException"/>), on the commit that needs the space, and
     /// never later in the flusher's writes or in a store through the map. On failure the map is left as it was.
     /// </summary>
-    public void EnsurePageCount(long pageCount)
+    public void EnsurePageCount(long pageCount) => EnsurePageCount(pageCount, aheadOfCuts: -1);
+
+    /// <summary>
+    /// As <see cref="EnsurePageCount(long)"/>. With <paramref name="aheadOfCuts"/> not negative (a growth ahead of need):
+    /// only while the file has been cut that many times, and by half the usual step, so that growing ahead reserves no
+    /// more room at the end than growing on demand did.
+    /// </summary>
+    private void EnsurePageCount(long pageCount, long aheadOfCuts)
     {
         if (pageCount <= PageCount) return;
-        lock (_growLock)
+        // Reserving blocks is a file system journal commit, which can wait tens of ms behind the data file's writeback:
+        // done under the resize lock only, so that a commit that needs no growth never waits for one in progress.
+        lock (_resizeLock)
         {
+            // A growth asked for ahead of need before the file was cut would undo the cut.
+            if (aheadOfCuts >= 0 && aheadOfCuts != _cuts) return;
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
-            // A 128th of the file at a time, at least 1 MiB: at most that much reserved unused at the end (the file stays
-            // within 1% of what it holds past 128 MiB), for about 300 remaps to grow tenfold, each a reservation and a new map.
-            var growth = Math.Clamp(current / 128, MinGrowthBytes, MaxGrowthBytes);
             var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
-            var target = Math.Max(least, (current + growth + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
+            var step = aheadOfCuts >= 0 ? GrowthStep(current) / 2 : GrowthStep(current);
+            var target = Math.Max(least, (current + step + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try
             {
                 try
@@ -123,16 +136,78 @@ internal sealed unsafe class DataFile : IDisposable
             }
             _faults?.AfterSetLength(Path, target);
             var next = new DataFileMapping(_handle, target, _randomAccess);
-            _validated.Grow(next.PageCount);
-            _residency?.Grow(next.PageCount);
-            var old = _mapping;
-            Volatile.Write(ref _mapping, next);
+            DataFileMapping old;
+            lock (_growLock)
+            {
+                _validated.Grow(next.PageCount);
+                _residency?.Grow(next.PageCount);
+                old = _mapping;
+                Volatile.Write(ref _mapping, next);
+            }
             old.Release();
+            _growing = true;
         }
     }
 
     /// <summary>
-    /// As <see cref="EnsurePageCount"/>, for a commit: also remembers the page count the writer's newest state needs, which
+    /// A 128th of the file at a time, at least 1 MiB: at most that much reserved unused at the end (the file stays within
+    /// 1% of what it holds past 128 MiB), for about 300 remaps to grow tenfold, each a reservation and a new map.
+    /// </summary>
+    private static long GrowthStep(long currentBytes) => Math.Clamp(currentBytes / 128, MinGrowthBytes, MaxGrowthBytes);
+
+    /// <summary>
+    /// After a commit: when the room left past <paramref name="nextPageNumber"/> is under half a growth step, grows the
+    /// file by half a step on a pool thread, so that commits seldom grow it themselves (a reservation can wait tens of ms
+    /// behind the data file's writeback). A commit that still finds too little room grows the file itself, and fails
+    /// there if the disk is full; a failure here only leaves that to it.
+    /// </summary>
+    public void GrowAheadIfLow(long nextPageNumber)
+    {
+        if (!_growing) return;
+        var length = Volatile.Read(ref _mapping).LengthBytes;
+        var wanted = nextPageNumber * PageLayout.PageSizeBytes + GrowthStep(length) / 2;
+        if (wanted <= length || Interlocked.CompareExchange(ref _growingAhead, 1, 0) != 0) return;
+        var cuts = Volatile.Read(ref _cuts);
+        _growAhead = Task.Run(() =>
+        {
+            try
+            {
+                EnsurePageCount((wanted + PageLayout.PageSizeBytes - 1) / PageLayout.PageSizeBytes, cuts);
+            }
+            catch (Exception e) when (e is StorageException or IOException or ObjectDisposedException)
+            {
+            }
+            finally
+            {
+                Volatile.Write(ref _growingAhead, 0);
+            }
+        });
+    }
+
+    /// <summary>
+    /// Whether the file grew since it was opened or last cut: only a growing file is grown ahead (<see cref="GrowAheadIfLow"/>),
+    /// so that one cut down after space came back is not lengthened again before it needs to be.
+    /// </summary>
+    private volatile bool _growing;
+
+    /// <summary>How many times <see cref="TryShrink"/> cut the file (changed under the resize lock).</summary>
+    private long _cuts;
+
+    /// <summary>
+    /// Waits for a growth started by <see cref="GrowAheadIfLow"/> to end, if one runs, without running it on this thread
+    /// (as <see cref="Task.Wait()"/> may, for a task not started yet).
+    /// </summary>
+    internal void WaitForGrowthAhead()
+    {
+        if (_growAhead is IAsyncResult growth) growth.AsyncWaitHandle.WaitOne();
+    }
+
+    /// <summary>1 while a growth started by <see cref="GrowAheadIfLow"/> runs; <see cref="_growAhead"/> is its task.</summary>
+    private int _growingAhead;
+    private Task? _growAhead;
+
+    /// <summary>
+    /// As <see cref="EnsurePageCount(long)"/>, for a commit: also remembers the page count the writer's newest state needs, which
     /// <see cref="TryShrink"/> never cuts below.
     /// </summary>
     public void EnsurePageCountForCommit(long pageCount)
@@ -159,6 +234,7 @@ internal sealed unsafe class DataFile : IDisposable
     /// </summary>
     public long TryShrink(long syncedPageCount, bool closing = false)
     {
+        lock (_resizeLock)
         lock (_growLock)
         {
             var current = _mapping.LengthBytes;
@@ -179,6 +255,8 @@ internal sealed unsafe class DataFile : IDisposable
             var old = _mapping;
             Volatile.Write(ref _mapping, next);
             old.Release();
+            _growing = false;
+            Volatile.Write(ref _cuts, _cuts + 1);
             return current - target;
         }
     }
@@ -409,11 +487,24 @@ internal sealed unsafe class DataFile : IDisposable
         header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
     }
 
-    public void Sync() => _writer.Sync(_handle, Path, _faults);
+    /// <summary>
+    /// Makes the data file durable: its dirty pages written out a few MiB at a time (<see cref="FileIo.WriteBackInSteps"/>),
+    /// then fdatasync, so that commits' journal writes never queue behind a whole flush's pages.
+    /// </summary>
+    public void Sync()
+    {
+        FileIo.WriteBackInSteps(_handle, Path, PageCount * PageLayout.PageSizeBytes, WriteBackStepBytes);
+        _writer.Sync(_handle, Path, _faults);
+    }
+
+    /// <summary>Dirty bytes handed to the device at once by <see cref="Sync"/>: a few ms of this disk's writes.</summary>
+    private const long WriteBackStepBytes = 1L << 20;
 
     /// <summary>Drops the environment's reference to the map; readers still holding one keep it alive.</summary>
     public void Dispose()
     {
+        // A growth ahead still running uses the handle: it ends on its own (its failures are swallowed).
+        WaitForGrowthAhead();
         var mapping = Interlocked.Exchange(ref _mapping, null!);
         mapping?.Release();
         _writer.Dispose();

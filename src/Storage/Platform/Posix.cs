@@ -33,6 +33,12 @@ internal static partial class Posix
     [LibraryImport(LibC, EntryPoint = "close", SetLastError = true)]
     public static partial int Close(nint fd);
 
+    /// <summary>SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: write a range's dirty pages out and wait for them.</summary>
+    public const uint SyncFileRangeWriteAndWait = 1 | 2 | 4;
+
+    [LibraryImport(LibC, EntryPoint = "sync_file_range", SetLastError = true)]
+    public static partial int SyncFileRange(nint fd, long offset, long lengthBytes, uint flags);
+
     /// <summary>MADV_RANDOM: page faults in the range read only the faulted page, no read-ahead around it.</summary>
     public const int AdviseRandom = 1;
 

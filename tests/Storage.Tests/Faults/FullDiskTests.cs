@@ -17,8 +17,9 @@ public sealed class A_full_disk_met_by_the_data_file
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { FaultInjector = faults }))
         {
             Commit(env, model, 0, 20);
-            // Every growth of the data file from now on finds the disk full.
-            faults.FailResizes((path, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Enospc, once: false);
+            // Every growth of the data file from now on finds the disk full, on any thread (the file is also grown ahead
+            // of need in the background).
+            faults.FailResizes((path, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Enospc, once: false, thisThreadOnly: false);
             StorageFullException? full = null;
             var next = 20;
             for (var attempt = 0; full is null && attempt < 200; attempt++, next += 20)
