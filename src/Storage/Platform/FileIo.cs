@@ -232,7 +232,7 @@ internal static class FileIo
                 if (Posix.SyncFileRange(fd, offset, Math.Min(stepBytes, lengthBytes - offset), Posix.SyncFileRangeWriteAndWait) == 0) continue;
                 var errno = Marshal.GetLastPInvokeError();
                 // EINVAL, ESPIPE, ENOSYS: not for this file (or kernel); the fdatasync that follows does the work.
-                if (errno is Posix.ErrInvalid or 29 or 38) return;
+                if (errno is Posix.ErrInvalid or Posix.ErrIllegalSeek or Posix.ErrNotImplemented) return;
                 throw new StorageException(StorageErrorCode.IoFailure, $"Writing back '{path}' failed (errno {errno}).", path, errno);
             }
         }

@@ -20,6 +20,8 @@ internal static partial class Posix
     };
 
     public const int ErrInvalid = 22;
+    public const int ErrIllegalSeek = 29;
+    public const int ErrNotImplemented = 38;
 
     [LibraryImport(LibC, EntryPoint = "open", StringMarshalling = StringMarshalling.Utf8, SetLastError = true)]
     public static partial int Open(string path, int flags, int mode);

@@ -279,6 +279,7 @@ internal sealed unsafe class BTreeCursor
     private void PrefetchSiblingLeaf(TreePage parent, bool forward)
     {
         _aheadLines = 0;
+        if (!System.Runtime.Intrinsics.X86.Sse.IsSupported) return;
         int sibling = _path.Indices[_path.LeafLevel - 1] + (forward ? 1 : -1);
         if (sibling < 0 || sibling >= parent.Count) return;
         byte* page = _tree.Store.PeekPage(parent.GetChild(sibling), out bool firstRead);
