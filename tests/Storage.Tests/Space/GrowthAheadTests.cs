@@ -18,7 +18,7 @@ public sealed class A_growing_data_file
         using var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { FaultInjector = faults });
         // Grown on demand once at least: the file is now growing.
         var next = 0;
-        while (env.DataFile.PageCount * 8192 < 4 << 20) next = Commit(env, model, next);
+        while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
         env.DataFile.WaitForGrowthAhead();
         var before = env.DataFile.PageCount;
 
