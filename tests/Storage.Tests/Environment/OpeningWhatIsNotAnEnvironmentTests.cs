@@ -100,6 +100,11 @@ public sealed class Opening_something_that_is_not_a_whole_environment
         // Enough commits to fill several journal files, then a sync that retires the files the older header needs.
         for (var i = 0; i < 60; i++) PutAndCommit(env, "t", ($"k{i:D3}", new string('x', 1500)));
         env.Checkpoint();
+        // The flusher may have synced on its own during those commits (they passed its journal-bytes threshold), and that
+        // header may name the file still in use. So into a new file, too few bytes for the flusher to act on, and one
+        // more sync: the older header is then the checkpoint's above, whose file that sync retires.
+        for (var i = 0; i < 20; i++) PutAndCommit(env, "t", ($"m{i:D3}", new string('y', 1500)));
+        env.Checkpoint();
         env.SimulateCrash();
         var newer = DataFileInspector.NewerHeader(temp.Path);
         DataFileInspector.FlipByte(temp.Path, newer.Slot * DataFileInspector.PageBytes + 200);
