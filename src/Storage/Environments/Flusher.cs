@@ -477,6 +477,7 @@ internal sealed class Flusher : IDisposable
     private void Sync()
     {
         var record = _flushedRecord!.Value;
+        _env.DataFile.WriteBackInSteps();
         _env.DataFile.Sync();
         _headerSequence++;
         FileHeaderIo.Write(_env.DataFile, FileHeader.Synced(_env.EnvironmentId, _headerSequence, record));

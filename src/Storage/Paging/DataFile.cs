@@ -159,14 +159,15 @@ internal sealed unsafe class DataFile : IDisposable
     /// After a commit: when the room left past <paramref name="nextPageNumber"/> is under half a growth step, grows the
     /// file by half a step on a pool thread, so that commits seldom grow it themselves (a reservation can wait tens of ms
     /// behind the data file's writeback). A commit that still finds too little room grows the file itself, and fails
-    /// there if the disk is full; a failure here only leaves that to it.
+    /// there if the disk is full; a failure here only leaves that to it. Called by the writer only, so one growth runs
+    /// at a time.
     /// </summary>
     public void GrowAheadIfLow(long nextPageNumber)
     {
         if (!_growing) return;
         var length = Volatile.Read(ref _mapping).LengthBytes;
         var wanted = nextPageNumber * PageLayout.PageSizeBytes + GrowthStep(length) / 2;
-        if (wanted <= length || Interlocked.CompareExchange(ref _growingAhead, 1, 0) != 0) return;
+        if (wanted <= length || _growAhead is { IsCompleted: false }) return;
         var cuts = Volatile.Read(ref _cuts);
         _growAhead = Task.Run(() =>
         {
@@ -176,10 +177,6 @@ internal sealed unsafe class DataFile : IDisposable
             }
             catch (Exception e) when (e is StorageException or IOException or ObjectDisposedException)
             {
-            }
-            finally
-            {
-                Volatile.Write(ref _growingAhead, 0);
             }
         });
     }
@@ -202,8 +199,7 @@ internal sealed unsafe class DataFile : IDisposable
         if (_growAhead is IAsyncResult growth) growth.AsyncWaitHandle.WaitOne();
     }
 
-    /// <summary>1 while a growth started by <see cref="GrowAheadIfLow"/> runs; <see cref="_growAhead"/> is its task.</summary>
-    private int _growingAhead;
+    /// <summary>The last growth started by <see cref="GrowAheadIfLow"/>.</summary>
     private Task? _growAhead;
 
     /// <summary>
@@ -487,17 +483,15 @@ internal sealed unsafe class DataFile : IDisposable
         header->Checksum = Crc32C.ComputePage(buffer.Pointer, buffer.SizeBytes);
     }
 
-    /// <summary>
-    /// Makes the data file durable: its dirty pages written out a few MiB at a time (<see cref="FileIo.WriteBackInSteps"/>),
-    /// then fdatasync, so that commits' journal writes never queue behind a whole flush's pages.
-    /// </summary>
-    public void Sync()
-    {
-        FileIo.WriteBackInSteps(_handle, Path, PageCount * PageLayout.PageSizeBytes, WriteBackStepBytes);
-        _writer.Sync(_handle, Path, _faults);
-    }
+    public void Sync() => _writer.Sync(_handle, Path, _faults);
 
-    /// <summary>Dirty bytes handed to the device at once by <see cref="Sync"/>: a few ms of this disk's writes.</summary>
+    /// <summary>
+    /// Writes the dirty pages out a MiB at a time, waiting for each step (<see cref="FileIo.WriteBackInSteps"/>), before a
+    /// flush's sync: commits' journal writes then queue behind one step, never behind all of a flush's pages.
+    /// </summary>
+    public void WriteBackInSteps() => FileIo.WriteBackInSteps(_handle, Path, PageCount * PageLayout.PageSizeBytes, WriteBackStepBytes);
+
+    /// <summary>Dirty bytes handed to the device at once by <see cref="WriteBackInSteps"/>: a few ms of this disk's writes.</summary>
     private const long WriteBackStepBytes = 1L << 20;
 
     /// <summary>Drops the environment's reference to the map; readers still holding one keep it alive.</summary>

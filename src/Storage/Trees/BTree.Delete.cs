@@ -28,7 +28,7 @@ internal sealed unsafe partial class BTree
             return false;
         }
         long overflowPage = leaf.GetValue(index).OverflowPage;
-        ModifyPage(leaf.PageNumber).RemoveNode(index);
+        ModifyPage(leaf).RemoveNode(index);
         if (overflowPage != TreeNodeLayout.NoOverflowPage)
         {
             FreeOverflow(overflowPage);

@@ -153,17 +153,15 @@ internal sealed unsafe partial class BTree
     }
 
     /// <summary>A writable copy of the page whose writes are recorded, so that the commit compares only the bytes they changed.</summary>
-    private TreePage ModifyPage(long pageNumber)
-    {
-        byte* page = _store.ModifyPage(pageNumber, out ulong* writtenLines);
-        return Owned(TreePage.Open(page, pageNumber, writtenLines));
-    }
+    private TreePage ModifyPage(long pageNumber) => ModifyPage(pageNumber, current: null);
 
     /// <summary>As <see cref="ModifyPage(long)"/>, for a page this transaction just read (no second lookup).</summary>
-    private TreePage ModifyPage(TreePage read)
+    private TreePage ModifyPage(TreePage read) => ModifyPage(read.PageNumber, read.Pointer);
+
+    private TreePage ModifyPage(long pageNumber, byte* current)
     {
-        byte* page = _store.ModifyPage(read.PageNumber, read.Pointer, out ulong* writtenLines);
-        return Owned(TreePage.Open(page, read.PageNumber, writtenLines));
+        byte* page = _store.ModifyPage(pageNumber, current, out ulong* writtenLines);
+        return Owned(TreePage.Open(page, pageNumber, writtenLines));
     }
 
     /// <summary>
