@@ -4,6 +4,7 @@
 #define STORAGE_PAL_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,25 @@ static inline pal_status pal_result(int32_t *err, pal_status status, int32_t cod
 static inline pal_status pal_ok(int32_t *err)
 {
     return pal_result(err, PAL_OK, 0);
+}
+
+/* ---- merging a write item's refs into writes (both platforms' writers) ---- */
+
+/* The one rule that cuts a write item into write calls: ref i starts a new
+ * write unless its first page follows the last page of ref i - 1 in the file
+ * and the write holding ref i - 1 (`parts` refs, `bytes` bytes so far) can
+ * still take it: fewer than `max_parts` refs, and at most `max_bytes` bytes
+ * with ref i. A ref larger than `max_bytes` is a write of its own. */
+static inline bool pal_starts_write(const pal_write_item *item, uint32_t i, uint32_t parts,
+                                    uint64_t bytes, uint32_t max_parts, uint64_t max_bytes)
+{
+    if (i == 0 || parts >= max_parts)
+        return true;
+    const pal_page_ref *previous = &item->refs[i - 1];
+    if (item->refs[i].page_number != previous->page_number + previous->page_count)
+        return true;
+    uint64_t size = (uint64_t)item->refs[i].page_count * item->page_size;
+    return size > max_bytes || bytes > max_bytes - size;
 }
 
 /* Parses the text of /proc/self/smaps_rollup (values in kB) into bytes.

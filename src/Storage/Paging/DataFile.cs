@@ -62,7 +62,9 @@ internal sealed unsafe class DataFile : IDisposable
     /// <summary>Opens the file; the handle is closed again if it is not a valid data file.</summary>
     public static DataFile Open(string path, PlatformIo io, IFaultInjector? faults, bool randomAccess = false)
     {
-        var handle = FileIo.OpenReadWrite(path, create: false);
+        // On Windows the native writer keeps several overlapped writes of a flush in flight, which needs a handle
+        // opened for overlapped I/O (the managed calls on it wait for theirs).
+        var handle = FileIo.OpenReadWrite(path, create: false, overlapped: OperatingSystem.IsWindows());
         try
         {
             return new DataFile(path, handle, io, faults, randomAccess);

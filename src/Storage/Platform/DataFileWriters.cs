@@ -79,7 +79,8 @@ internal sealed unsafe class ManagedDataFileWriter : IDataFileWriter
 
 /// <summary>
 /// Hands a flush to the process-wide native writer as one work item of page references: the writer merges
-/// adjacent pages into writev calls (up to IOV_MAX each) on its ring, at background priority.
+/// adjacent pages into runs, on Linux one writev each (up to IOV_MAX pages) on its ring at background priority, on
+/// Windows one overlapped WriteFile each (up to 1 MiB).
 /// </summary>
 internal sealed unsafe class RingDataFileWriter : IDataFileWriter
 {

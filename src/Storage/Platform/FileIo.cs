@@ -17,12 +17,16 @@ internal static class FileIo
 
     public const UnixFileMode OwnerOnlyDirectory = UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute;
 
-    /// <summary>Opens (creating if asked) a file for positional reads and writes.</summary>
-    public static SafeFileHandle OpenReadWrite(string path, bool create)
+    /// <summary>
+    /// Opens (creating if asked) a file for positional reads and writes; <paramref name="overlapped"/> opens it for
+    /// asynchronous (overlapped) I/O as well, which the synchronous calls on it still wait for.
+    /// </summary>
+    public static SafeFileHandle OpenReadWrite(string path, bool create, bool overlapped = false)
     {
         try
         {
-            return OpenHandle(path, create ? FileMode.OpenOrCreate : FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+            return OpenHandle(path, create ? FileMode.OpenOrCreate : FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete,
+                overlapped ? FileOptions.Asynchronous : FileOptions.None);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
@@ -34,7 +38,7 @@ internal static class FileIo
     /// <see cref="File.OpenHandle"/>, creating a missing file owner-only (0600) on Unix with <see cref="FileMode.OpenOrCreate"/>:
     /// <c>OpenHandle</c> takes no creation mode (the process's umask would decide), so the file is made first with one.
     /// </summary>
-    public static SafeFileHandle OpenHandle(string path, FileMode mode, FileAccess access, FileShare share)
+    public static SafeFileHandle OpenHandle(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options = FileOptions.None)
     {
         if (mode == FileMode.OpenOrCreate && !OperatingSystem.IsWindows() && !File.Exists(path))
         {
@@ -53,7 +57,7 @@ internal static class FileIo
                 // Made in the meantime by another opener: opened below as it is.
             }
         }
-        return File.OpenHandle(path, mode, access, share, FileOptions.None, preallocationSize: 0);
+        return File.OpenHandle(path, mode, access, share, options, preallocationSize: 0);
     }
 
     /// <summary>Creates a folder (and any missing parents), owner-only (0700) on Unix.</summary>

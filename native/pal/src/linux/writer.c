@@ -438,18 +438,6 @@ PAL_API pal_status pal_writer_close(pal_writer *w, int32_t *err)
     return error == 0 ? pal_ok(err) : pal_result(err, PAL_E_SYSTEM, error);
 }
 
-/* The one rule that cuts a write item into ops: ref i starts a new op unless
- * its first page follows the last page of ref i - 1 in the file and the op
- * holding ref i - 1 is not yet full (iovcnt iovecs, at most
- * PAL_MAX_IOV_PER_WRITE). */
-static bool starts_op(const pal_write_item *item, uint32_t i, uint32_t iovcnt)
-{
-    if (i == 0 || iovcnt == PAL_MAX_IOV_PER_WRITE)
-        return true;
-    const pal_page_ref *previous = &item->refs[i - 1];
-    return item->refs[i].page_number != previous->page_number + previous->page_count;
-}
-
 /* Checks an item's own fields and bounds its ops and iovecs (at most one of
  * each per ref), without walking its refs. */
 static pal_status check_item(const pal_write_item *item, uint64_t *ops, uint64_t *iovs)
@@ -491,7 +479,10 @@ static uint32_t build_item_ops(pal_batch *b, pal_write_item *item, pal_op *ops,
             return UINT32_MAX;
         if (i > 0 && ref->page_number < item->refs[i - 1].page_number + item->refs[i - 1].page_count)
             return UINT32_MAX; /* unsorted or overlapping */
-        if (starts_op(item, i, op == NULL ? 0 : op->iovcnt)) {
+        /* No byte cap: a writev longer than the kernel takes at once completes
+         * short and is re-issued for the rest. */
+        if (pal_starts_write(item, i, op == NULL ? 0 : op->iovcnt, op == NULL ? 0 : op->remaining,
+                             PAL_MAX_IOV_PER_WRITE, UINT64_MAX)) {
             op = &ops[op_count++];
             *op = (pal_op){ .batch = b,
                             .item = item,

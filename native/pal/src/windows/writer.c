@@ -1,22 +1,36 @@
 /*
- * Data writer on Windows: overlapped WriteFile per page, issued and awaited
- * by the calling thread (no worker thread: the kernel queues the overlapped
- * writes, which is what the Linux ring and worker provide there).
+ * Data writer on Windows: overlapped WriteFile calls, issued and awaited by the
+ * calling thread (no worker thread: the kernel queues the overlapped writes,
+ * which is what the Linux ring and worker provide there).
  *
- * Buffered handles cannot use WriteFileGather, so refs are not merged: the
- * `runs` of an item is its ref count (a ref of several pages, an overflow
- * run, is one write). Up to PAL_WIN_MAX_PENDING writes of a
- * call are in flight at once; a sync item waits for every earlier write of
- * its call, like on Linux. A call's slots and their events come from the
- * writer's cache (made once, reused by later calls; one set per concurrent
- * caller).
+ * Adjacent refs are merged into one write by the rule the Linux ring uses
+ * (pal_starts_write), up to PAL_WIN_RUN_BYTES a write. WriteFileGather would
+ * write a run from the refs' own memory, but it needs a handle opened with
+ * FILE_FLAG_NO_BUFFERING, whose writes bypass the cache that the engine's
+ * readers see the file through (a mapped view): Windows does not keep a
+ * user-mapped view coherent with non-cached writes. So a run of several refs is
+ * copied into the slot's staging buffer and written as one buffered write,
+ * coherent with the view like every cached write; a run of one ref (a page or
+ * an overflow run) is written from its own memory.
+ *
+ * Up to PAL_WIN_MAX_PENDING writes of a call are in flight at once (on a handle
+ * opened with FILE_FLAG_OVERLAPPED; on another handle each WriteFile completes
+ * before it returns); a sync item waits for every earlier write of its call,
+ * like on Linux. A call's slots, their events and staging buffers come from the
+ * writer's cache (made once, on first need, and reused by later calls; one set
+ * per concurrent caller, at most PAL_WIN_MAX_PENDING * PAL_WIN_RUN_BYTES of
+ * staging each).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "win_util.h"
 
 /* Overlapped writes in flight per pal_writer_submit call. */
-#define PAL_WIN_MAX_PENDING 64u
+#define PAL_WIN_MAX_PENDING 16u
+
+/* Bytes of a merged write: the size of a slot's staging buffer. */
+#define PAL_WIN_RUN_BYTES (1u << 20)
 
 typedef struct call_state call_state;
 
@@ -38,6 +52,7 @@ typedef struct pending_write {
     const uint8_t *data;
     DWORD length;
     uint64_t offset;
+    uint8_t *stage; /* PAL_WIN_RUN_BYTES, made on the slot's first merged write */
     BOOL busy;
 } pending_write;
 
@@ -51,9 +66,12 @@ struct call_state {
 
 static void free_call(call_state *call)
 {
-    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++)
+    for (uint32_t i = 0; i < PAL_WIN_MAX_PENDING; i++) {
         if (call->slots[i].event != NULL)
             CloseHandle(call->slots[i].event);
+        if (call->slots[i].stage != NULL)
+            VirtualFree(call->slots[i].stage, 0, MEM_RELEASE);
+    }
     free(call);
 }
 
@@ -146,28 +164,86 @@ static void drain(call_state *call)
             finish_slot(call, &call->slots[i], TRUE);
 }
 
-static void issue_write(call_state *call, HANDLE file, pal_write_item *item,
-                        const pal_page_ref *ref)
+/* The next slot, its earlier write finished. */
+static pending_write *next_slot(call_state *call)
 {
-    pal_fault fault = pal_fault_take(PAL_FAULT_DATA_WRITE);
-    if (fault.mode != 0) {
-        record_error(call, item, (DWORD)fault.error); /* ERROR: the only mode here */
-        return;
-    }
     pending_write *slot = &call->slots[call->next_slot];
     call->next_slot = (call->next_slot + 1) % PAL_WIN_MAX_PENDING;
     if (slot->busy)
         finish_slot(call, slot, TRUE);
+    return slot;
+}
+
+static void start_slot(call_state *call, pending_write *slot, HANDLE file, pal_write_item *item,
+                       const uint8_t *data, uint64_t offset, DWORD length)
+{
     slot->file = file;
     slot->item = item;
-    slot->data = ref->data;
-    slot->length = ref->page_count * item->page_size; /* checked to fit a DWORD */
-    slot->offset = ref->page_number * item->page_size;
+    slot->data = data;
+    slot->length = length;
+    slot->offset = offset;
     slot->busy = TRUE;
     InterlockedIncrement64(&call->writer->writes);
     BOOL started = start_write(slot);
     if (!started && GetLastError() != ERROR_IO_PENDING)
         finish_slot(call, slot, FALSE);
+}
+
+/* Writes refs [first, first + count) of `item`, adjacent in the file and
+ * `bytes` long together, as one write (one per ref when no staging buffer can
+ * be had). Returns the number of writes issued. */
+static uint32_t issue_run(call_state *call, HANDLE file, pal_write_item *item, uint32_t first,
+                          uint32_t count, uint64_t bytes)
+{
+    const pal_page_ref *refs = &item->refs[first];
+    pal_fault fault = pal_fault_take(PAL_FAULT_DATA_WRITE);
+    if (fault.mode != 0) {
+        record_error(call, item, (DWORD)fault.error); /* ERROR: the only mode here */
+        return 0;
+    }
+    pending_write *slot = next_slot(call);
+    uint64_t offset = refs[0].page_number * item->page_size;
+    if (count == 1) {
+        start_slot(call, slot, file, item, refs[0].data, offset, (DWORD)bytes); /* checked to fit */
+        return 1;
+    }
+    if (slot->stage == NULL)
+        slot->stage = VirtualAlloc(NULL, PAL_WIN_RUN_BYTES, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
+    if (slot->stage == NULL) {
+        /* No memory to merge in: the run goes out a ref at a time, as written. */
+        for (uint32_t r = 0; r < count; r++) {
+            pending_write *own = r == 0 ? slot : next_slot(call);
+            start_slot(call, own, file, item, refs[r].data, refs[r].page_number * item->page_size,
+                       refs[r].page_count * item->page_size);
+        }
+        return count;
+    }
+    uint8_t *at = slot->stage;
+    for (uint32_t r = 0; r < count; r++) {
+        size_t length = (size_t)refs[r].page_count * item->page_size;
+        memcpy(at, refs[r].data, length);
+        at += length;
+    }
+    start_slot(call, slot, file, item, slot->stage, offset, (DWORD)bytes);
+    return 1;
+}
+
+/* Issues an item's writes: its refs merged into runs by the shared rule. */
+static void issue_item(call_state *call, HANDLE file, pal_write_item *item)
+{
+    uint32_t writes = 0;
+    for (uint32_t first = 0; first < item->ref_count;) {
+        uint64_t bytes = (uint64_t)item->refs[first].page_count * item->page_size;
+        uint32_t end = first + 1;
+        while (end < item->ref_count &&
+               !pal_starts_write(item, end, end - first, bytes, UINT32_MAX, PAL_WIN_RUN_BYTES)) {
+            bytes += (uint64_t)item->refs[end].page_count * item->page_size;
+            end++;
+        }
+        writes += issue_run(call, file, item, first, end - first, bytes);
+        first = end;
+    }
+    item->runs = writes;
 }
 
 PAL_API pal_status pal_writer_open(uint32_t queue_depth, uint32_t flags, pal_writer **out,
@@ -250,9 +326,7 @@ PAL_API pal_status pal_writer_submit(pal_writer *w, pal_write_item *items, uint3
         pal_write_item *item = &items[i];
         HANDLE file = (HANDLE)item->fd;
         if (item->kind == PAL_ITEM_WRITE) {
-            for (uint32_t r = 0; r < item->ref_count; r++)
-                issue_write(call, file, item, &item->refs[r]);
-            item->runs = item->ref_count;
+            issue_item(call, file, item);
         } else {
             drain(call); /* a sync covers the writes before it */
             pal_fault fault = pal_fault_take(PAL_FAULT_DATA_SYNC);
