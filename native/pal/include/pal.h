@@ -161,7 +161,11 @@ PAL_API pal_status pal_journal_write(pal_journal *journal, uint64_t offset,
 /* Sizes the file to `size` (a multiple of PAL_JOURNAL_ALIGNMENT), writes
  * zeros over all of it and syncs. */
 PAL_API pal_status pal_journal_presize(pal_journal *journal, uint64_t size, int32_t *err);
-/* Renames a retired journal to its new name and makes the rename durable. */
+/* Renames a journal file to a new name in the same or another directory and
+ * makes the rename durable (the directory syncs on Linux, MOVEFILE_WRITE_THROUGH
+ * on Windows). Never replaces a file at new_path: fails with EEXIST
+ * (ERROR_ALREADY_EXISTS) instead. When a directory sync fails the file may
+ * already be under its new name. */
 PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_path,
                                        int32_t *err);
 

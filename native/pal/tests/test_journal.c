@@ -87,6 +87,13 @@ static void a_journal_is_presized_written_and_recycled(void)
     CHECK(access(path, F_OK) != 0 && errno == ENOENT);
     check_bytes(recycled, 0, ALIGN, 0xA1);
     CHECK(pal_journal_recycle(path, recycled, &err) == PAL_E_SYSTEM && err == ENOENT);
+    /* A file at the new name is never replaced. */
+    int other = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    CHECK(other >= 0 && close(other) == 0);
+    CHECK(pal_journal_recycle(path, recycled, &err) == PAL_E_SYSTEM && err == EEXIST);
+    CHECK(access(path, F_OK) == 0);
+    check_bytes(recycled, 0, ALIGN, 0xA1);
+    CHECK(unlink(path) == 0);
 
     /* Reopening an existing journal without CREATE. */
     CHECK_OK(pal_journal_open(recycled, 0, &j, &mode, &err));

@@ -86,6 +86,11 @@ static void journal_links_and_memory_work(void)
     CHECK(back[0] == 0);
     CHECK(VirtualFree(block, 0, MEM_RELEASE));
 
+    /* A file at the new name is never replaced. */
+    HANDLE existing = CreateFileA(recycled, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
+    CHECK(existing != INVALID_HANDLE_VALUE && CloseHandle(existing));
+    CHECK(pal_journal_recycle(path, recycled, &err) == PAL_E_SYSTEM && err == ERROR_ALREADY_EXISTS);
+    CHECK(DeleteFileA(recycled));
     CHECK_OK(pal_journal_recycle(path, recycled, &err));
     CHECK_OK(pal_hard_link(recycled, link, &err));
     int32_t same = 0;

@@ -320,10 +320,9 @@ internal static class FileIo
         throw Pal.Error(PalNative.StatusSystem, errno, "free space in", path);
     }
 
-    /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
-    public static void SyncDirectory(string directory, IFaultInjector? faults)
+    /// <summary>The fault seam's turn before a directory sync (where a test fails or records it).</summary>
+    public static void BeforeDirectorySync(string directory, IFaultInjector? faults)
     {
-        if (!Pal.IsAvailable && !Posix.IsSupported) return; // Windows and macOS make directory entries durable with the file.
         try
         {
             faults?.BeforeSync(directory);
@@ -332,6 +331,13 @@ internal static class FileIo
         {
             throw Translate(e, "fsync", directory);
         }
+    }
+
+    /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
+    public static void SyncDirectory(string directory, IFaultInjector? faults)
+    {
+        if (!Pal.IsAvailable && !Posix.IsSupported) return; // Windows and macOS make directory entries durable with the file.
+        BeforeDirectorySync(directory, faults);
         if (Pal.IsAvailable)
         {
             // The native layer syncs the folder where the platform needs it (not on Windows) and passes its fault seam.

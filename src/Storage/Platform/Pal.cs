@@ -108,6 +108,16 @@ internal static unsafe class Pal
         if (status != PalNative.StatusOk) throw Error(status, err, "pre-size", path);
     }
 
+    /// <summary>
+    /// Renames a journal file without replacing any file at <paramref name="newPath"/>, durable when it returns (the
+    /// directories synced on Linux, <c>MOVEFILE_WRITE_THROUGH</c> on Windows); the error, or null.
+    /// </summary>
+    public static StorageException? TryRecycleJournal(string oldPath, string newPath)
+    {
+        var status = PalNative.JournalRecycle(oldPath, newPath, out var err);
+        return status == PalNative.StatusOk ? null : Error(status, err, $"rename '{oldPath}' to", newPath);
+    }
+
     public static void FsyncDirectory(string path)
     {
         var status = PalNative.FsyncDirectory(path, out var err);

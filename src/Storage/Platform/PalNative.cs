@@ -147,6 +147,9 @@ internal static unsafe partial class PalNative
     [LibraryImport(Library, EntryPoint = "pal_file_punch_hole")]
     public static partial int FilePunchHole(Microsoft.Win32.SafeHandles.SafeFileHandle fd, ulong offset, ulong length, out int err);
 
+    [LibraryImport(Library, EntryPoint = "pal_journal_recycle", StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int JournalRecycle(string oldPath, string newPath, out int err);
+
     [LibraryImport(Library, EntryPoint = "pal_hard_link", StringMarshalling = StringMarshalling.Utf8)]
     public static partial int HardLink(string existingPath, string newPath, out int err);
 

@@ -7,11 +7,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h> /* rename */
+#include <stdio.h> /* RENAME_NOREPLACE */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 
 #include "linux_util.h"
 
@@ -236,6 +241,20 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
     return pal_ok(err);
 }
 
+/* rename(2) that fails with EEXIST instead of replacing a file at new_path:
+ * renameat2 (called directly, so the library needs no glibc of 2.28 or later),
+ * or a hard link and an unlink where the file system or kernel lacks it. */
+static int rename_no_replace(const char *old_path, const char *new_path)
+{
+    if (syscall(SYS_renameat2, AT_FDCWD, old_path, AT_FDCWD, new_path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (link(old_path, new_path) != 0)
+        return -1;
+    return unlink(old_path);
+}
+
 PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_path,
                                        int32_t *err)
 {
@@ -251,7 +270,7 @@ PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_pat
     pal_fault fault = pal_fault_take(PAL_FAULT_RENAME);
     if (fault.mode != 0)
         return pal_result(err, PAL_E_SYSTEM, fault.error);
-    if (rename(old_path, new_path) != 0)
+    if (rename_no_replace(old_path, new_path) != 0)
         return pal_result(err, PAL_E_SYSTEM, errno);
     /* A rename is durable only once the directories holding both names are. */
     error = pal_sync_dir(new_dir);

@@ -240,7 +240,7 @@ PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_pat
     pal_fault fault = pal_fault_take(PAL_FAULT_RENAME);
     if (fault.mode != 0)
         error = (DWORD)fault.error;
-    else if (!MoveFileExW(old_wide, new_wide, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+    else if (!MoveFileExW(old_wide, new_wide, MOVEFILE_WRITE_THROUGH)) /* never replaces a file */
         error = GetLastError();
     free(old_wide);
     free(new_wide);
