@@ -252,7 +252,12 @@ static int rename_no_replace(const char *old_path, const char *new_path)
         return -1;
     if (link(old_path, new_path) != 0)
         return -1;
-    return unlink(old_path);
+    if (unlink(old_path) == 0)
+        return 0;
+    int error = errno;
+    (void)unlink(new_path); /* the file keeps its one old name */
+    errno = error;
+    return -1;
 }
 
 PAL_API pal_status pal_journal_recycle(const char *old_path, const char *new_path,
