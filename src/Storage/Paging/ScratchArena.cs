@@ -40,7 +40,7 @@ internal sealed unsafe class ScratchArena : IDisposable
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            if (_decommitted.TryPop(out var reused)) return reused;
+            if (_decommitted.TryPop(out var reused)) return Touched(reused);
             if (_leftInSlab == 0)
             {
                 var slab = (byte*)NativeMemory.AlignedAlloc(SlabBytes, 4096);
@@ -51,9 +51,24 @@ internal sealed unsafe class ScratchArena : IDisposable
             var page = new ScratchBuffer(_next, this);
             _next += PageLayout.PageSizeBytes;
             _leftInSlab--;
-            return page;
+            return Touched(page);
         }
     }
+
+    /// <summary>
+    /// Faults a page the kernel has not backed yet in for writing, one store per OS page. The runtime's copy routine
+    /// reads its destination's first byte before copying a page: on memory not backed yet that read maps the shared
+    /// zero page, and the copy's first store then faults again to replace it, which flushes the TLB of the other
+    /// processors running the process (an interprocessor interrupt, and a wait for it, each time).
+    /// </summary>
+    private static ScratchBuffer Touched(ScratchBuffer page)
+    {
+        for (var offset = 0; offset < PageLayout.PageSizeBytes; offset += OsPageBytes) page.Pointer[offset] = 0;
+        return page;
+    }
+
+    /// <summary>The smallest OS page size of the platforms the engine runs on.</summary>
+    private const int OsPageBytes = 4096;
 
     /// <summary>
     /// Pages the pool does not keep: their memory goes back to the kernel until they are rented again. Sorted by
