@@ -218,12 +218,12 @@ static void clustered_pages_go_out_as_one_write_per_run(void)
     CHECK_OK(pal_writer_get_stats(w, &stats, &err));
     CHECK(stats.writes == RUNS && stats.syncs == 1 && stats.short_writes == 0);
 
-    uint8_t *back = malloc(SIZE);
+    uint8_t *back = malloc((size_t)PER_RUN * SIZE);
     CHECK(back != NULL);
-    for (uint32_t i = 0; i < PAGES; i++) {
-        uint64_t number = refs[i].page_number;
-        read_back(path, number * SIZE, back, SIZE);
-        CHECK(memcmp(back, refs[i].data, SIZE) == 0);
+    for (uint32_t run = 0; run < RUNS; run++) {
+        read_back(path, (uint64_t)run * STRIDE * SIZE, back, PER_RUN * SIZE);
+        for (uint32_t p = 0; p < PER_RUN; p++)
+            CHECK(memcmp(back + (size_t)p * SIZE, refs[run * PER_RUN + p].data, SIZE) == 0);
     }
 
     /* 300 adjacent pages: 1 MiB (128 pages) a write, so 128 + 128 + 44. */
