@@ -420,7 +420,7 @@ public sealed partial class StorageEnvironment : IDisposable
             faults?.AfterCreateDirectory(lost);
             foreach (var (_, path) in moving)
             {
-                File.Move(path, Path.Combine(lost, Path.GetFileName(path)));
+                FileIo.Move(path, Path.Combine(lost, Path.GetFileName(path)));
                 faults?.AfterRename(path, Path.Combine(lost, Path.GetFileName(path)));
             }
         }

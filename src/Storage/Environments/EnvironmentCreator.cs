@@ -126,7 +126,7 @@ internal static unsafe class EnvironmentCreator
     {
         try
         {
-            File.Move(from, to);
+            FileIo.Move(from, to);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

@@ -169,7 +169,7 @@ internal sealed class JournalFile : IDisposable
         }
         try
         {
-            File.Move(Path, path);
+            FileIo.Move(Path, path);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

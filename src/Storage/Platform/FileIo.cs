@@ -333,6 +333,16 @@ internal static class FileIo
         }
     }
 
+    /// <summary>
+    /// Renames a file without replacing one at <paramref name="to"/>. On Windows the rename is on disk when this returns
+    /// (a folder there cannot be synced); elsewhere the caller makes it durable with <see cref="SyncDirectory"/>.
+    /// </summary>
+    public static void Move(string from, string to)
+    {
+        if (OperatingSystem.IsWindows()) Kernel32.MoveDurably(from, to);
+        else File.Move(from, to, overwrite: false);
+    }
+
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {
