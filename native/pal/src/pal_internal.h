@@ -100,6 +100,10 @@ static inline uint64_t pal_fault_limit(const pal_fault *fault, uint64_t request,
  * the test build of the library (storagepal_testable). */
 void pal_test_refuse_direct_io(int refuse);
 int pal_test_direct_io_refused(void);
+/* Test seam: while set, renameat2 fails with ENOSYS, as on a kernel or file
+ * system without it, so that a no-replace rename takes its link-and-unlink way. */
+void pal_test_lack_renameat2(int lack);
+int pal_test_renameat2_lacking(void);
 #endif
 
 #endif /* STORAGE_PAL_INTERNAL_H */

@@ -17,6 +17,18 @@ int pal_test_direct_io_refused(void)
 {
     return atomic_load(&refuse_direct);
 }
+
+static atomic_int lack_renameat2;
+
+void pal_test_lack_renameat2(int lack)
+{
+    atomic_store(&lack_renameat2, lack);
+}
+
+int pal_test_renameat2_lacking(void)
+{
+    return atomic_load(&lack_renameat2);
+}
 #else
 /* ISO C forbids an empty translation unit. */
 typedef int pal_test_hooks_disabled;

@@ -103,6 +103,41 @@ static void a_journal_is_presized_written_and_recycled(void)
     free(b);
 }
 
+/* Where renameat2 is missing (old kernels, some file systems), the rename is a
+ * hard link and an unlink: the same outcome, and still never over a file. */
+static void recycling_without_renameat2_links_and_unlinks(void)
+{
+    char path[TEST_PATH_MAX], recycled[TEST_PATH_MAX];
+    scratch_path(path, "journal-norename");
+    scratch_path(recycled, "journal-norename-next");
+    pal_journal *j = NULL;
+    uint32_t mode = 0;
+    int32_t err = 0;
+    uint8_t *a = aligned_block(ALIGN, 0xC3);
+    pal_buffer buffers[1] = {{a, ALIGN}};
+    CHECK_OK(pal_journal_open(path, PAL_JOURNAL_CREATE, &j, &mode, &err));
+    CHECK_OK(pal_journal_write(j, 0, buffers, 1, &err));
+    CHECK_OK(pal_journal_close(j, &err));
+
+    pal_test_lack_renameat2(1);
+    CHECK_OK(pal_journal_recycle(path, recycled, &err));
+    CHECK(access(path, F_OK) != 0 && errno == ENOENT);
+    struct stat st;
+    CHECK(stat(recycled, &st) == 0 && st.st_nlink == 1);
+    check_bytes(recycled, 0, ALIGN, 0xC3);
+    /* A file at the new name stays, and so does the old name. */
+    int other = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    CHECK(other >= 0 && close(other) == 0);
+    CHECK(pal_journal_recycle(path, recycled, &err) == PAL_E_SYSTEM && err == EEXIST);
+    CHECK(access(path, F_OK) == 0 && file_size(path) == 0);
+    check_bytes(recycled, 0, ALIGN, 0xC3);
+    CHECK(pal_journal_recycle(recycled, recycled, &err) == PAL_E_SYSTEM && err == EEXIST);
+    check_bytes(recycled, 0, ALIGN, 0xC3);
+    pal_test_lack_renameat2(0);
+    CHECK(unlink(path) == 0 && unlink(recycled) == 0);
+    free(a);
+}
+
 static void many_buffers_go_through_the_heap_path(void)
 {
     enum { COUNT = 100 }; /* more than the on-stack iovec array */
@@ -178,6 +213,7 @@ int main(int argc, char **argv)
 {
     scratch_init(argc, argv, "journal");
     RUN(a_journal_is_presized_written_and_recycled);
+    RUN(recycling_without_renameat2_links_and_unlinks);
     RUN(many_buffers_go_through_the_heap_path);
     RUN(tmpfs_reports_the_mode_it_got);
     RUN(a_refused_o_direct_falls_back_to_dsync_only);

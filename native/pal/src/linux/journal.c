@@ -246,6 +246,11 @@ PAL_API pal_status pal_journal_presize(pal_journal *j, uint64_t size, int32_t *e
  * or a hard link and an unlink where the file system or kernel lacks it. */
 static int rename_no_replace(const char *old_path, const char *new_path)
 {
+#ifdef PAL_TEST_HOOKS
+    if (pal_test_renameat2_lacking())
+        errno = ENOSYS;
+    else
+#endif
     if (syscall(SYS_renameat2, AT_FDCWD, old_path, AT_FDCWD, new_path, RENAME_NOREPLACE) == 0)
         return 0;
     if (errno != EINVAL && errno != ENOSYS)
