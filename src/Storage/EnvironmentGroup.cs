@@ -110,8 +110,9 @@ public sealed class EnvironmentGroup : IDisposable
     /// live branch's directory and returned. A crash at any point leaves the live directory holding either the old version
     /// or the new one, whole. The old version ends up in the replacement's directory, which is deleted once it is closed.
     /// </summary>
-    /// <exception cref="StorageException">The file system cannot exchange two directories atomically (then nothing was
-    /// swapped; both versions are closed, each whole in its own directory), or an I/O call failed.</exception>
+    /// <exception cref="StorageException">The platform has no atomic exchange of two directories (<see cref="StorageErrorCode.PlatformUnavailable"/>:
+    /// checked first, so both environments stay open), the file system refuses the exchange (then nothing was swapped; both
+    /// versions are closed, each whole in its own directory), or an I/O call failed.</exception>
     public StorageEnvironment ReplaceBranch(StorageEnvironment live, StorageEnvironment replacement, StorageOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(live);
@@ -130,6 +131,13 @@ public sealed class EnvironmentGroup : IDisposable
             if (!string.Equals(Path.GetDirectoryName(liveDirectory), Path.GetDirectoryName(replacementDirectory), StringComparison.Ordinal))
             {
                 throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that one step can exchange them.", nameof(replacement));
+            }
+            if (!Storage.Platform.Posix.IsSupported)
+            {
+                // Checked before anything is closed: the caller keeps both environments open and usable.
+                throw new StorageException(StorageErrorCode.PlatformUnavailable,
+                    "Replacing a branch needs an atomic exchange of two directories (renameat2 with RENAME_EXCHANGE, Linux), which this platform lacks; nothing was closed or swapped.",
+                    liveDirectory, osError: 0);
             }
             // Both closed, everything of each synced to its own data file: from here each directory is whole on its own.
             replacement.Dispose();

@@ -3,7 +3,7 @@ using System.Runtime.InteropServices;
 using Storage;
 
 // Opens an environment from the installed package, commits, reads back, reopens, and checks the backend; then kills a
-// child process that commits, three times, and checks what recovery finds (KillCheck).
+// child process that commits, three times, and checks what recovery finds (KillCheck); then an environment group (GroupCheck).
 // Usage: Storage.PackageConsumer <package.nupkg>. Exit code 0 when every check holds.
 if (args.Length == 3 && args[0] == "--kill-child")
 {
@@ -71,6 +71,7 @@ if (RuntimeInformation.ProcessArchitecture == Architecture.X64 && !forcedManaged
 }
 
 KillCheck.Run(Check);
+GroupCheck.Run(Check);
 
 foreach (var failure in failures) Console.Error.WriteLine($"FAILED: {failure}");
 Console.WriteLine(failures.Count == 0 ? $"package consumer: ok (backend {backend})" : $"package consumer: {failures.Count} checks failed");
