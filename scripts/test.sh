@@ -109,12 +109,12 @@ if [ -n "$wine" ] && [ -n "$package" ] && command -v x86_64-w64-mingw32-gcc >/de
       # Wine exits with 0 after an unhandled exception (its debugger takes the process over), so the program's own
       # last line must say ok as well.
       log=artifacts/consumer-win-x64-$backend.log
-      if STORAGE_IO_BACKEND=$backend "$wine" artifacts/consumer-win-x64/Storage.PackageConsumer.exe "$windows_package" >"$log" 2>&1 &&
-         grep -q '^package consumer: ok' "$log"; then
-        cat "$log"
+      STORAGE_IO_BACKEND=$backend "$wine" artifacts/consumer-win-x64/Storage.PackageConsumer.exe "$windows_package" >"$log" 2>&1
+      code=$?
+      cat "$log"
+      if [ "$code" -eq 0 ] && grep -q '^package consumer: ok' "$log"; then
         passed=$((passed + 1))
       else
-        cat "$log"
         failed=$((failed + 1)); status=1
       fi
     done
