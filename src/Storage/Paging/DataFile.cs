@@ -115,7 +115,7 @@ internal sealed unsafe class DataFile : IDisposable
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
             var least = (required + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes;
-            var step = aheadOfCuts >= 0 ? GrowthStep(current) / 2 : GrowthStep(current);
+            var step = aheadOfCuts >= 0 ? AheadMargin(current) : GrowthStep(current);
             var target = Math.Max(least, (current + step + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
             try
             {
@@ -158,8 +158,20 @@ internal sealed unsafe class DataFile : IDisposable
     private static long GrowthStep(long currentBytes) => Math.Clamp(currentBytes / 128, MinGrowthBytes, MaxGrowthBytes);
 
     /// <summary>
-    /// After a commit: when the room left past <paramref name="nextPageNumber"/> is under half a growth step, grows the
-    /// file by half a step on a pool thread, so that commits seldom grow it themselves (a reservation can wait tens of ms
+    /// The room <see cref="GrowAheadIfLow"/> keeps past the writer's pages, and grows by: half a growth step, and at least
+    /// <see cref="MinAheadBytes"/>.
+    /// </summary>
+    private static long AheadMargin(long currentBytes) => Math.Max(GrowthStep(currentBytes) / 2, MinAheadBytes);
+
+    /// <summary>
+    /// Room enough for commits to go on while a reservation waits behind the data file's writeback (tens of ms during a
+    /// flush; W1 takes 512 KiB in about 20 ms, which a margin of half a 1 MiB step left commits waiting 7-20 ms).
+    /// </summary>
+    private const long MinAheadBytes = 4L << 20;
+
+    /// <summary>
+    /// After a commit: when the room left past <paramref name="nextPageNumber"/> is under <see cref="AheadMargin"/>, grows the
+    /// file by that much on a pool thread, so that commits seldom grow it themselves (a reservation can wait tens of ms
     /// behind the data file's writeback). A commit that still finds too little room grows the file itself, and fails
     /// there if the disk is full; a failure here only leaves that to it. Called by the writer only, so one growth runs
     /// at a time.
@@ -168,7 +180,7 @@ internal sealed unsafe class DataFile : IDisposable
     {
         if (!_growing) return;
         var length = Volatile.Read(ref _mapping).LengthBytes;
-        var wanted = nextPageNumber * PageLayout.PageSizeBytes + GrowthStep(length) / 2;
+        var wanted = nextPageNumber * PageLayout.PageSizeBytes + AheadMargin(length);
         if (wanted <= length || _growAhead is { IsCompleted: false }) return;
         var cuts = Volatile.Read(ref _cuts);
         _growAhead = Task.Run(() =>
@@ -238,7 +250,10 @@ internal sealed unsafe class DataFile : IDisposable
             var current = _mapping.LengthBytes;
             var needed = Math.Max(syncedPageCount, _writerPageCount) * PageLayout.PageSizeBytes;
             var target = Math.Max(4L * PageLayout.PageSizeBytes, (needed + MinGrowthBytes - 1) / MinGrowthBytes * MinGrowthBytes);
-            if (current <= target || (!closing && current - target < Math.Max(MinShrinkBytes, current / ShrinkShare))) return 0;
+            // A growing file keeps up to two margins (and a MiB of rounding) past its pages: that room is not cut while it grows.
+            var keep = Math.Max(MinShrinkBytes, current / ShrinkShare);
+            if (_growing) keep = Math.Max(keep, 2 * AheadMargin(current) + MinGrowthBytes);
+            if (current <= target || (!closing && current - target < keep)) return 0;
             try
             {
                 _faults?.BeforeResize(Path, target);

@@ -36,6 +36,45 @@ public sealed class A_growing_data_file
         TreeAssert.Equal(model, read.OpenTree("t"), "after the commits");
     }
 
+    [Fact]
+    public async Task Leaves_commits_room_while_a_growth_ahead_waits_behind_the_disk()
+    {
+        using var temp = new TempDirectory("grow-ahead-held");
+        var faults = new ScriptedFaults();
+        var model = OrdinalBytes.NewModel();
+        // No flushes meanwhile: a flush cuts the file under the same lock that the held growth keeps.
+        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
+        var next = 0;
+        while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
+        env.DataFile.WaitForGrowthAhead();
+
+        // The next growth ahead of need waits (as a reservation can, tens of ms behind the data file's writeback) while 60
+        // more commits take about 2.4 MB of new pages: they must find that room already there, not wait for the growth.
+        var committing = Task.Run(() =>
+        {
+            // Armed on the committing thread: growths on any other thread are held, and one this thread makes fails.
+            faults.HoldResizes(ScriptedFaults.IsDataFile);
+            faults.FailResizes((path, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Enospc, once: false, thisThreadOnly: true);
+            for (var i = 0; i < 2_000 && faults.HeldResizes == 0; i++) next = Commit(env, model, next);
+            Assert.True(faults.HeldResizes > 0, "a growth ahead of need started");
+            for (var i = 0; i < 60; i++) next = Commit(env, model, next);
+        });
+        try
+        {
+            var finished = await Task.WhenAny(committing, Task.Delay(TimeSpan.FromSeconds(30))) == committing;
+            Assert.True(finished, $"the commits waited for the growth held behind the disk ({faults.HeldResizes} held)");
+        }
+        finally
+        {
+            faults.ReleaseResizes();
+        }
+        await committing;
+        Assert.Equal(0, faults.Fired);
+        env.DataFile.WaitForGrowthAhead();
+        using var read = env.BeginRead();
+        TreeAssert.Equal(model, read.OpenTree("t"), "after the commits");
+    }
+
     /// <summary>Twenty new entries of 2,000 bytes: about five new pages.</summary>
     private static int Commit(StorageEnvironment env, SortedDictionary<byte[], byte[]> model, int start)
     {

@@ -38,6 +38,31 @@ internal sealed class ScriptedFaults : IFaultInjector
     public void FailResizes(Func<string, long, bool> match, Func<IOException> error, bool once = true, bool thisThreadOnly = true) =>
         Add(new Rule(Call.Resize, (path, length, _) => match(path, length), error, once, thisThreadOnly ? Environment.CurrentManagedThreadId : null));
 
+    /// <summary>
+    /// Holds every resize for which <paramref name="match"/> holds, on threads other than the arming one, until
+    /// <see cref="ReleaseResizes"/>: a reservation stuck behind the disk.
+    /// </summary>
+    public void HoldResizes(Func<string, bool> match)
+    {
+        _released.Reset();
+        Volatile.Write(ref _hold, new Hold(match, Environment.CurrentManagedThreadId));
+    }
+
+    public void ReleaseResizes()
+    {
+        Volatile.Write(ref _hold, null);
+        _released.Set();
+    }
+
+    /// <summary>How many resizes <see cref="HoldResizes"/> has held.</summary>
+    public int HeldResizes => Volatile.Read(ref _heldResizes);
+
+    private Hold? _hold;
+
+    private sealed record Hold(Func<string, bool> Match, int ThreadId);
+    private readonly ManualResetEventSlim _released = new(true);
+    private int _heldResizes;
+
     public void Clear()
     {
         lock (_lock) _rules.Clear();
@@ -65,6 +90,11 @@ internal sealed class ScriptedFaults : IFaultInjector
     public void BeforeResize(string path, long lengthBytes)
     {
         Log.Enqueue($"resize {Path.GetFileName(path)} to {lengthBytes} on {Environment.CurrentManagedThreadId}");
+        if (Volatile.Read(ref _hold) is { } hold && hold.ThreadId != Environment.CurrentManagedThreadId && hold.Match(path))
+        {
+            Interlocked.Increment(ref _heldResizes);
+            _released.Wait();
+        }
         Check(Call.Resize, path, lengthBytes, 0);
     }
 
