@@ -34,8 +34,8 @@ internal sealed class GroupJournals : IWorkload
     public IReadOnlyList<RowResult> Run(IEngine engine, RunContext context)
     {
         var perThread = context.Counts.Transactions / 10; // 1,000 (100 with --quick)
-        // An unmeasured round of each mode first, with a tenth of the transactions: otherwise the mode measured first pays
-        // for compiling the concurrent commit paths (10-20% of its rate, whichever mode that was).
+        // An unmeasured round of each mode first, with a tenth of the transactions: otherwise the mode measured first ran
+        // 10-15% slower, whichever it was (the engine's warm-up commits from one thread into one environment).
         var warmUp = Math.Max(10, perThread / 10);
         var storage = engine as StorageEngine;
         if (storage is not null) Run(engine, context, OnKey, storage, warmUp);

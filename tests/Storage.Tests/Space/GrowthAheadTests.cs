@@ -15,11 +15,7 @@ public sealed class A_growing_data_file
         using var temp = new TempDirectory("grow-ahead");
         var faults = new ScriptedFaults();
         var model = OrdinalBytes.NewModel();
-        using var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { FaultInjector = faults });
-        // Grown on demand once at least: the file is now growing.
-        var next = 0;
-        while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
-        env.DataFile.WaitForGrowthAhead();
+        using var env = OpenGrowing(temp.Path, TestOptions.Small, faults, model, out var next);
         var before = env.DataFile.PageCount;
 
         // From now on a growth on this (the committing) thread finds the disk full; growths ahead of need do not.
@@ -43,10 +39,7 @@ public sealed class A_growing_data_file
         var faults = new ScriptedFaults();
         var model = OrdinalBytes.NewModel();
         // No flushes meanwhile: a flush cuts the file under the same lock that the held growth keeps.
-        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
-        var next = 0;
-        while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
-        env.DataFile.WaitForGrowthAhead();
+        using var env = OpenGrowing(temp.Path, TestOptions.JournalOnly, faults, model, out var next);
 
         // The next growth ahead of need waits (as a reservation can, tens of ms behind the data file's writeback) while 60
         // more commits take about 2.4 MB of new pages: they must find that room already there, not wait for the growth.
@@ -73,6 +66,16 @@ public sealed class A_growing_data_file
         env.DataFile.WaitForGrowthAhead();
         using var read = env.BeginRead();
         TreeAssert.Equal(model, read.OpenTree("t"), "after the commits");
+    }
+
+    /// <summary>An environment whose data file grew on demand past 4 MiB (so it is growing), with no growth ahead under way.</summary>
+    private static StorageEnvironment OpenGrowing(string path, StorageOptions options, ScriptedFaults faults, SortedDictionary<byte[], byte[]> model, out int next)
+    {
+        var env = StorageEnvironment.Open(path, options with { FaultInjector = faults });
+        next = 0;
+        while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
+        env.DataFile.WaitForGrowthAhead();
+        return env;
     }
 
     /// <summary>Twenty new entries of 2,000 bytes: about five new pages.</summary>
