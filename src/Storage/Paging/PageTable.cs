@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Numerics;
 
 namespace Storage.Paging;
@@ -31,7 +32,7 @@ internal sealed class PageTable
     private const int InitialVersions = 4;
 
     private readonly Lock _mutate = new();
-    private Entry?[] _slots = new Entry?[InitialSlots];
+    private SlotArray _slots = new(InitialSlots);
     private int _shift = 64 - BitOperations.Log2(InitialSlots);
     private int _pagesWithVersions;
 
@@ -292,7 +293,7 @@ internal sealed class PageTable
     }
 
     /// <summary>The entry of <paramref name="pageNumber"/> in <paramref name="slots"/>, or null (readers check what they found).</summary>
-    private Entry? Find(Entry?[] slots, long pageNumber)
+    private Entry? Find(SlotArray slots, long pageNumber)
     {
         var mask = slots.Length - 1;
         for (var i = Home(pageNumber, slots.Length); ; i = (i + 1) & mask)
@@ -312,7 +313,7 @@ internal sealed class PageTable
     {
         if ((_pagesWithVersions + 1) * 2 > _slots.Length)
         {
-            var larger = new Entry?[_slots.Length * 2];
+            var larger = new SlotArray(_slots.Length * 2);
             foreach (var existing in _slots)
             {
                 if (existing is not null) Place(larger, existing);
@@ -322,7 +323,7 @@ internal sealed class PageTable
         Place(_slots, entry);
     }
 
-    private static void Place(Entry?[] slots, Entry entry)
+    private static void Place(SlotArray slots, Entry entry)
     {
         var mask = slots.Length - 1;
         var i = Home(entry.PageNumber, slots.Length);
@@ -365,6 +366,54 @@ internal sealed class PageTable
     }
 
     /// <summary>One page's versions, oldest first, changed in place under the table's lock and read under a sequence lock.</summary>
+    /// <summary>
+    /// The table's slots, in segments of at most 8,192 (64 KiB): growing the table then never allocates on the large object
+    /// heap, where an allocation counts toward a full collection. Growing to 65,536 slots in one array started a blocking
+    /// gen2 collection in every W1 run, 12 ms inside the commit that grew it. A grown table is a new instance; readers
+    /// of the old one read it as they read an old array.
+    /// </summary>
+    private sealed class SlotArray
+    {
+        private const int SegmentShift = 13;
+        private const int SegmentMask = (1 << SegmentShift) - 1;
+
+        private readonly Entry?[][] _segments;
+
+        public SlotArray(int length)
+        {
+            Debug.Assert(BitOperations.IsPow2(length), "open addressing by mask needs a power of two");
+            Length = length;
+            var perSegment = Math.Min(length, 1 << SegmentShift);
+            _segments = new Entry?[length / perSegment][];
+            for (var i = 0; i < _segments.Length; i++) _segments[i] = new Entry?[perSegment];
+        }
+
+        public int Length { get; }
+
+        public ref Entry? this[int index] => ref _segments[index >> SegmentShift][index & SegmentMask];
+
+        public Enumerator GetEnumerator() => new(_segments);
+
+        public struct Enumerator(Entry?[][] segments)
+        {
+            private int _segment;
+            private int _index = -1;
+
+            public readonly Entry? Current => segments[_segment][_index];
+
+            public bool MoveNext()
+            {
+                while (_segment < segments.Length)
+                {
+                    if (++_index < segments[_segment].Length) return true;
+                    _segment++;
+                    _index = -1;
+                }
+                return false;
+            }
+        }
+    }
+
     private sealed class Entry
     {
         public long PageNumber = -1;

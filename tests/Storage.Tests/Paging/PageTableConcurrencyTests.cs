@@ -12,7 +12,8 @@ namespace Storage.Tests.PagingTests;
 /// </summary>
 public sealed class Looking_pages_up_while_the_table_changes
 {
-    private const int Pages = 3_000;
+    /// <summary>Enough that the table grows past one segment of slots (8,192).</summary>
+    private const int Pages = 10_000;
     private const int Commits = 30_000;
     private const int Readers = 2;
 
