@@ -365,7 +365,6 @@ internal sealed class PageTable
         Retry,
     }
 
-    /// <summary>One page's versions, oldest first, changed in place under the table's lock and read under a sequence lock.</summary>
     /// <summary>
     /// The table's slots, in segments of at most 8,192 (64 KiB): growing the table then never allocates on the large object
     /// heap, where an allocation counts toward a full collection. Growing to 65,536 slots in one array started a blocking
@@ -414,6 +413,7 @@ internal sealed class PageTable
         }
     }
 
+    /// <summary>One page's versions, oldest first, changed in place under the table's lock and read under a sequence lock.</summary>
     private sealed class Entry
     {
         public long PageNumber = -1;
