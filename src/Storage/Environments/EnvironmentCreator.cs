@@ -60,7 +60,7 @@ internal static unsafe class EnvironmentCreator
             file.Sync();
         }
         CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, faults);
-        Rename(temporaryPath, finalPath, faults);
+        FileIo.Rename(temporaryPath, finalPath, faults);
         FileIo.SyncDirectory(directory, faults);
     }
 
@@ -96,7 +96,7 @@ internal static unsafe class EnvironmentCreator
         {
             if (reader.TryRead(JournalFileHeader.BlockBytes, environmentId.Value, out _, out _, out _)) return false;
         }
-        Rename(temporaryPath, finalPath, faults);
+        FileIo.Rename(temporaryPath, finalPath, faults);
         FileIo.SyncDirectory(directory, faults);
         return true;
     }
@@ -120,19 +120,6 @@ internal static unsafe class EnvironmentCreator
         using var first = JournalFile.CreateSpare(journals, "spare-0", sizeBytes, io, faults);
         first.WriteHeader(JournalFileHeader.Create(environmentId, FirstJournalNumber, sizeBytes, firstTransactionId: 1, recycled: false), faults);
         first.Rename(journals, JournalFile.FileName(FirstJournalNumber), FirstJournalNumber, faults);
-    }
-
-    private static void Rename(string from, string to, IFaultInjector? faults)
-    {
-        try
-        {
-            FileIo.Move(from, to);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "rename", from);
-        }
-        faults?.AfterRename(from, to);
     }
 
     private static void WritePage(Microsoft.Win32.SafeHandles.SafeFileHandle handle, string path, byte* page, long pageNumber, IFaultInjector? faults)

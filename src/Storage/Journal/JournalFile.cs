@@ -167,16 +167,8 @@ internal sealed class JournalFile : IDisposable
             RenameNative(directory, path, number, faults);
             return;
         }
-        try
-        {
-            FileIo.Move(Path, path);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "rename", Path);
-        }
-        // Record the new name before the directory sync, which may fail: the file is under it now.
-        faults?.AfterRename(Path, path);
+        // The seam records the new name before the directory sync, which may fail: the file is under it now.
+        FileIo.Rename(Path, path, faults);
         Path = path;
         Number = number;
         FileIo.SyncDirectory(directory, faults);

@@ -62,24 +62,15 @@ internal sealed unsafe class DataFileMapping
     public void Prefetch(long firstPage, long pageCount)
     {
         Debug.Assert(firstPage >= 0 && pageCount > 0 && firstPage + pageCount <= PageCount, "callers clip runs to the mapping");
+        var native = Pal.IsAvailable;
+        if (!native && !Posix.IsSupported) return;
         // Linux reads at most the read-ahead window per call (read_ahead_kb), so long runs go in pieces.
-        long chunk;
-        if (Pal.IsAvailable)
+        for (long chunk; pageCount > 0; firstPage += chunk, pageCount -= chunk)
         {
-            for (; pageCount > 0; firstPage += chunk, pageCount -= chunk)
-            {
-                chunk = Math.Min(pageCount, MaxPrefetchPages);
-                Pal.Prefetch(Base, firstPage, chunk, PageLayout.PageSizeBytes);
-            }
-        }
-        else if (Posix.IsSupported)
-        {
-            for (; pageCount > 0; firstPage += chunk, pageCount -= chunk)
-            {
-                chunk = Math.Min(pageCount, MaxPrefetchPages);
-                // The mapping's base is OS-page aligned and engine pages are a multiple of OS pages.
-                Posix.MAdvise(PagePointer(firstPage), (nuint)(chunk << PageLayout.PageSizeShift), Posix.AdviseWillNeed);
-            }
+            chunk = Math.Min(pageCount, MaxPrefetchPages);
+            if (native) Pal.Prefetch(Base, firstPage, chunk, PageLayout.PageSizeBytes);
+            // The mapping's base is OS-page aligned and engine pages are a multiple of OS pages.
+            else Posix.MAdvise(PagePointer(firstPage), (nuint)(chunk << PageLayout.PageSizeShift), Posix.AdviseWillNeed);
         }
     }
 

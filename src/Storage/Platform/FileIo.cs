@@ -343,6 +343,20 @@ internal static class FileIo
         else File.Move(from, to, overwrite: false);
     }
 
+    /// <summary><see cref="Move"/>, a failure as a <see cref="StorageException"/>, then the fault seam's record of the new name.</summary>
+    public static void Rename(string from, string to, IFaultInjector? faults)
+    {
+        try
+        {
+            Move(from, to);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "rename", from);
+        }
+        faults?.AfterRename(from, to);
+    }
+
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {
