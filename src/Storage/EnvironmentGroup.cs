@@ -20,6 +20,9 @@ public sealed class EnvironmentGroup : IDisposable
     private readonly object _lock = new();
     private readonly SharedJournal? _shared;
     private readonly List<(StorageEnvironment Environment, string? NotSharedReason)> _branches = [];
+
+    /// <summary>Branches replaced through an intent file: their old versions are deleted at the close if they could not be then.</summary>
+    private readonly List<string> _replaced = [];
     private bool _disposed;
 
     private EnvironmentGroup(StorageEnvironment root, SharedJournal? shared)
@@ -43,7 +46,12 @@ public sealed class EnvironmentGroup : IDisposable
     /// <param name="sharedJournals">False: the members sit side by side, each with a journal of its own.</param>
     public static EnvironmentGroup Open(string rootDirectory, StorageOptions? options = null, bool sharedJournals = true)
     {
-        if (!sharedJournals) return new EnvironmentGroup(StorageEnvironment.Open(rootDirectory, options), shared: null);
+        if (!sharedJournals)
+        {
+            var sideBySide = new EnvironmentGroup(StorageEnvironment.Open(rootDirectory, options), shared: null);
+            sideBySide.Root.BeforeClose = sideBySide.CloseBranches;
+            return sideBySide;
+        }
         SharedJournal? shared = null;
         StorageEnvironment root;
         try
@@ -89,6 +97,7 @@ public sealed class EnvironmentGroup : IDisposable
             }
             else if (_shared is not null)
             {
+                BranchReplacement.CompleteInterrupted(directory, options?.FaultInjector);
                 Platform.FileIo.CreateDirectory(directory);
                 notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
             }
@@ -104,21 +113,30 @@ public sealed class EnvironmentGroup : IDisposable
 
     /// <summary>
     /// Puts a new version of a branch in the place of the live one (for example an index rebuilt beside the one in use):
-    /// <paramref name="replacement"/>, built in a directory of its own (as a branch of this group, or alone), is closed
-    /// (everything synced), the live branch is closed (its readers keep their snapshots until they end; its writers must
-    /// have finished), and the two directories exchange names in one atomic step; the new version is then opened in the
-    /// live branch's directory and returned. A crash at any point leaves the live directory holding either the old version
-    /// or the new one, whole. The old version ends up in the replacement's directory, which is deleted once it is closed.
+    /// <paramref name="replacement"/>, built in a directory of its own beside the live one (as a branch of this group, or
+    /// alone), is closed (everything synced), the live branch is closed (its readers keep their snapshots until they end;
+    /// its writers must have finished), and the replacement's directory takes the live one's name; the new version is then
+    /// opened there and returned, and the old version's directory is deleted. A crash at any point leaves the live
+    /// directory's name opening either the old version or the new one, whole.
     /// </summary>
-    /// <exception cref="StorageException">The platform has no atomic exchange of two directories (<see cref="StorageErrorCode.PlatformUnavailable"/>:
-    /// checked first, so both environments stay open), the file system refuses the exchange (then nothing was swapped; both
-    /// versions are closed, each whole in its own directory), or an I/O call failed.</exception>
+    /// <remarks>
+    /// On Linux the two directories exchange names in one atomic step (renameat2 with RENAME_EXCHANGE). Where that is
+    /// not available (Windows, or a file system that refuses it), an intent file beside them (the live directory's name
+    /// with <c>.replacing</c> after it) is made durable first, then the live directory is moved aside and the replacement
+    /// moved in; opening either directory after a crash completes the replacement before anything else. Windows does not
+    /// move a folder while a file in it is open: there the live branch's readers must have ended, or the move is refused
+    /// and nothing is replaced.
+    /// </remarks>
+    /// <exception cref="StorageException">The file system refused a step (then nothing was replaced: both versions are
+    /// closed, each whole in its own directory, unless the intent file stays, which the next open completes), or an I/O
+    /// call failed.</exception>
     public StorageEnvironment ReplaceBranch(StorageEnvironment live, StorageEnvironment replacement, StorageOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(live);
         ArgumentNullException.ThrowIfNull(replacement);
         var liveDirectory = live.DirectoryPath;
         var replacementDirectory = replacement.DirectoryPath;
+        string oldVersion;
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -128,16 +146,20 @@ public sealed class EnvironmentGroup : IDisposable
             {
                 throw new ArgumentException("The replacement is an environment of its own, in another directory.", nameof(replacement));
             }
-            if (!string.Equals(Path.GetDirectoryName(liveDirectory), Path.GetDirectoryName(replacementDirectory), StringComparison.Ordinal))
+            var parent = Path.GetDirectoryName(liveDirectory);
+            if (!string.Equals(parent, Path.GetDirectoryName(replacementDirectory), StringComparison.Ordinal))
             {
-                throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that one step can exchange them.", nameof(replacement));
+                throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that its name can take the live one's.", nameof(replacement));
             }
-            if (!Storage.Platform.Posix.IsSupported)
+            var faults = live.Options.FaultInjector;
+            // An earlier replacement's old version not deleted yet (a file of it was still open) goes first; while it cannot,
+            // the intent naming it stays, and this replacement waits (nothing is closed).
+            if (File.Exists(BranchReplacement.IntentPath(liveDirectory))) BranchReplacement.CompleteInterrupted(liveDirectory, faults);
+            if (File.Exists(BranchReplacement.IntentPath(liveDirectory)))
             {
-                // Checked before anything is closed: the caller keeps both environments open and usable.
-                throw new StorageException(StorageErrorCode.PlatformUnavailable,
-                    "Replacing a branch needs an atomic exchange of two directories (renameat2 with RENAME_EXCHANGE, Linux), which this platform lacks; nothing was closed or swapped.",
-                    liveDirectory, osError: 0);
+                throw new StorageException(StorageErrorCode.IoFailure,
+                    $"The version '{liveDirectory}' replaced last is still in use (a file of it is open), so it cannot be deleted yet; nothing was closed or replaced.",
+                    BranchReplacement.IntentPath(liveDirectory), osError: 0);
             }
             // Both closed, everything of each synced to its own data file: from here each directory is whole on its own.
             replacement.Dispose();
@@ -145,35 +167,57 @@ public sealed class EnvironmentGroup : IDisposable
             live.Dispose();
             ReplaceStep?.Invoke("live closed");
             _branches.RemoveAll(b => ReferenceEquals(b.Environment, live) || ReferenceEquals(b.Environment, replacement));
-            var error = Storage.Platform.Posix.IsSupported ? Storage.Platform.Posix.Exchange(liveDirectory, replacementDirectory) : -1;
-            if (error != 0)
+            var error = Storage.Platform.Posix.IsSupported && !AtomicExchangeRefused ? Storage.Platform.Posix.Exchange(liveDirectory, replacementDirectory) : ExchangeNotSupported;
+            if (error == 0)
+            {
+                Storage.Platform.FileIo.SyncDirectory(parent!, faults);
+                oldVersion = replacementDirectory;
+            }
+            else if (error is ExchangeNotSupported or ExchangeInvalid or ExchangeNotSupportedByFileSystem)
+            {
+                oldVersion = BranchReplacement.Replace(liveDirectory, replacementDirectory, faults, ReplaceStep);
+                _replaced.Add(liveDirectory);
+            }
+            else
             {
                 throw new StorageException(StorageErrorCode.IoFailure,
-                    $"Cannot exchange '{liveDirectory}' and '{replacementDirectory}' in one step ({(error < 0 ? "not supported on this platform" : $"errno {error}")}); nothing was swapped.",
-                    liveDirectory, Math.Max(0, error));
+                    $"Cannot exchange '{liveDirectory}' and '{replacementDirectory}' (errno {error}); nothing was swapped.", liveDirectory, error);
             }
-            Storage.Platform.FileIo.SyncDirectory(Path.GetDirectoryName(liveDirectory)!, null);
             ReplaceStep?.Invoke("exchanged");
         }
         var opened = OpenBranch(liveDirectory, options ?? replacement.Options);
         ReplaceStep?.Invoke("opened");
-        TryDeleteOldVersion(replacementDirectory);
+        BranchReplacement.TryDelete(oldVersion);
         return opened;
     }
+
+    /// <summary>What <see cref="ReplaceBranch"/> takes for "no atomic exchange here": ENOSYS, EINVAL, EOPNOTSUPP.</summary>
+    private const int ExchangeNotSupported = 38, ExchangeInvalid = 22, ExchangeNotSupportedByFileSystem = 95;
 
     /// <summary>Test seam: called after each step of <see cref="ReplaceBranch"/>; throwing stops it there, as a crash would.</summary>
     internal Action<string>? ReplaceStep { get; set; }
 
-    /// <summary>The old version, closed and moved aside by <see cref="ReplaceBranch"/>: ours and obsolete. Left where it is if it cannot go now.</summary>
-    private static void TryDeleteOldVersion(string directory)
+    /// <summary>Test seam: the file system refuses the atomic exchange (as one without RENAME_EXCHANGE does), so the intent file is used.</summary>
+    internal bool AtomicExchangeRefused { get; set; }
+
+    /// <summary>
+    /// At the close, every file closed: deletes the old versions of replaced branches that something still held open then
+    /// (and their intents). One that still cannot go stays for the branch's next open.
+    /// </summary>
+    private void FinishReplacements()
     {
-        try
+        string[] replaced;
+        lock (_lock) replaced = [.. _replaced];
+        foreach (var directory in replaced)
         {
-            Directory.Delete(directory, recursive: true);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            // A reader of the old version may still hold it (where open files cannot be deleted): the caller may delete it later.
+            try
+            {
+                if (File.Exists(BranchReplacement.IntentPath(directory))) BranchReplacement.CompleteInterrupted(directory, faults: null);
+            }
+            catch (StorageException)
+            {
+                // The branch's next open meets it again, and refuses or completes there.
+            }
         }
     }
 
@@ -227,7 +271,11 @@ public sealed class EnvironmentGroup : IDisposable
     }
 
     /// <summary>Closes every branch, then the root (whose close ends the shared journal).</summary>
-    public void Dispose() => Root.Dispose();
+    public void Dispose()
+    {
+        Root.Dispose();
+        FinishReplacements();
+    }
 
     /// <summary>Test seam: every member stops as in a killed process (branches first), and the shared journal with them.</summary>
     internal void SimulateCrash()

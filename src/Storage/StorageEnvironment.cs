@@ -132,6 +132,8 @@ public sealed partial class StorageEnvironment : IDisposable
         options.Validate();
         directory = Path.GetFullPath(directory);
         var faults = options.FaultInjector;
+        // A replacement of this directory (or by it) that a crash interrupted is finished first.
+        BranchReplacement.CompleteInterrupted(directory, faults);
         EnsureDirectory(directory, options);
         var io = PlatformIo.Resolve(options.IoBackend, options.LowPriorityFlush);
         var lockHandle = TakeLock(directory);

@@ -138,4 +138,36 @@ internal static class KillWorkload
         x ^= x >> 33;
         return x;
     }
+
+    /// <summary>A branch replacement's versions: tree "version", <see cref="VersionTransactions"/> durable commits of "old" or "new".</summary>
+    public const int VersionTransactions = 25;
+
+    public static void WriteVersion(StorageEnvironment env, string version)
+    {
+        for (var t = 1; t <= VersionTransactions; t++)
+        {
+            using var tx = env.BeginWrite();
+            var tree = tx.OpenOrCreateTree("version");
+            tree.Put(Encoding.ASCII.GetBytes($"{version}-{t:D4}"), Value(t, version.Length));
+            tree.Put("last"u8, Encoding.ASCII.GetBytes($"{version}-{t}"));
+            tx.Commit();
+        }
+    }
+
+    /// <summary>"old" or "new" when <paramref name="env"/> holds exactly that version, whole; otherwise what is wrong.</summary>
+    public static string VersionOf(StorageEnvironment env)
+    {
+        using var tx = env.BeginRead();
+        if (!tx.TryOpenTree("version", out var tree)) return "no version tree";
+        if (!tree.TryGet("last"u8, out var last)) return "no last key";
+        var text = Encoding.ASCII.GetString(last);
+        var version = text.Split('-')[0];
+        if (text != $"{version}-{VersionTransactions}") return $"last is '{text}'";
+        if (tree.Count != VersionTransactions + 1) return $"{tree.Count} entries";
+        for (var t = 1; t <= VersionTransactions; t++)
+        {
+            if (!tree.TryGet(Encoding.ASCII.GetBytes($"{version}-{t:D4}"), out var value) || !value.SequenceEqual(Value(t, version.Length))) return $"{version}-{t} is wrong";
+        }
+        return version;
+    }
 }

@@ -9,6 +9,10 @@ using Storage.CrashHost;
 //                      transactions forever in every member, one thread each, printing "READY <next of each member>" then
 //                      "GACK <member> <i>" after each commit, while in every member GroupWorkers concurrent committers
 //                      (sync and async) print "GCACK <member> <worker> <i>"
+//   replace <dir> <step> <exchange|intent>
+//                      open a group (root <dir>/root), fill branch <dir>/index with the "old" version and <dir>/index.new
+//                      with the "new" one, then replace the first by the second (by an atomic exchange, or through an
+//                      intent file); at <step> of the replacement print "AT <step>" and wait to be killed
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -20,6 +24,7 @@ try
     return args switch
     {
         ["hold", var dir] => Hold(dir),
+        ["replace", var dir, var step, var how] => Replace(dir, step, how == "intent"),
         ["group", var dir, var seed] => GroupLoop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
         ["try-open", var dir] => TryOpen(dir),
         ["backend", var dir, var io] => Backend(dir, Enum.Parse<IoBackend>(io)),
@@ -235,6 +240,28 @@ static async Task GuardAsync(Func<Task> body)
         Console.Error.WriteLine($"FAILED {e}");
         Environment.Exit(3);
     }
+}
+
+static int Replace(string dir, string step, bool throughIntent)
+{
+    var group = EnvironmentGroup.Open(Path.Combine(dir, "root"));
+    group.AtomicExchangeRefused = throughIntent;
+    var live = group.OpenBranch(Path.Combine(dir, "index"));
+    KillWorkload.WriteVersion(live, "old");
+    var rebuilt = group.OpenBranch(Path.Combine(dir, "index.new"));
+    KillWorkload.WriteVersion(rebuilt, "new");
+    group.ReplaceStep = at =>
+    {
+        if (at != step) return;
+        Console.Out.WriteLine($"AT {at}");
+        Console.Out.Flush();
+        Console.In.ReadLine(); // killed here
+    };
+    group.ReplaceBranch(live, rebuilt);
+    Console.Out.WriteLine("REPLACED");
+    Console.Out.Flush();
+    Console.In.ReadLine();
+    return 0;
 }
 
 static int Hold(string dir)

@@ -65,6 +65,35 @@ public class GroupCommandTests
         Assert.Contains("NOT consistent", text);
     }
 
+    [Fact]
+    public void Group_reports_an_interrupted_branch_replacement_and_leaves_it_for_the_engine()
+    {
+        using var dir = new TempDir();
+        var group = EnvironmentGroup.Open(dir.Sub("root"), Options);
+        group.AtomicExchangeRefused = true;
+        var live = group.OpenBranch(dir.Sub("index"), Options);
+        var rebuilt = group.OpenBranch(dir.Sub("index.new"), Options);
+        foreach (var env in new[] { live, rebuilt })
+        {
+            using var tx = env.BeginWrite();
+            tx.OpenOrCreateTree("t").Put("k"u8, "v"u8);
+            tx.Commit();
+        }
+        group.ReplaceStep = at =>
+        {
+            if (at == "intent written") throw new InvalidOperationException("crash here");
+        };
+        Assert.Throws<InvalidOperationException>(() => group.ReplaceBranch(live, rebuilt));
+        group.SimulateCrash();
+        var before = Directory.GetFileSystemEntries(dir.Path).Order(StringComparer.Ordinal).ToArray();
+
+        Assert.Equal(1, Run(out var text, out _, "group", dir.Sub("root"), dir.Sub("index")));
+
+        Assert.Contains($"its replacement by {dir.Sub("index.new")} was interrupted", text);
+        Assert.Contains("NOT consistent", text);
+        Assert.Equal(before, Directory.GetFileSystemEntries(dir.Path).Order(StringComparer.Ordinal).ToArray());
+    }
+
     private static void CopyDirectory(string from, string to)
     {
         Directory.CreateDirectory(to);

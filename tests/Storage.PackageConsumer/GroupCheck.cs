@@ -3,9 +3,8 @@ using Storage;
 
 /// <summary>
 /// An environment group through the package: a root and two branches sharing the root's journal, a commit in each, and
-/// the replacement of a branch by a version built beside it. On Linux the replacement swaps the directories; where the
-/// platform has no atomic exchange of two directories (Windows) it is refused before anything is closed, and the live
-/// branch goes on working.
+/// the replacement of a branch by a version built beside it (on Linux by one atomic exchange of the two directories; on
+/// Windows through an intent file and two moves).
 /// </summary>
 internal static class GroupCheck
 {
@@ -16,7 +15,7 @@ internal static class GroupCheck
         var parent = Path.Combine(Path.GetTempPath(), "storage-package-group-" + Guid.NewGuid().ToString("N"));
         try
         {
-            using var group = EnvironmentGroup.Open(Path.Combine(parent, "root"));
+            var group = EnvironmentGroup.Open(Path.Combine(parent, "root"));
             var live = group.OpenBranch(Path.Combine(parent, "index"));
             var rebuilt = group.OpenBranch(Path.Combine(parent, "index-rebuilt"));
             Put(group.Root, "root");
@@ -26,22 +25,16 @@ internal static class GroupCheck
             check(stats.Members.Count == 3 && stats.SharedJournalWrites > 0,
                 $"a group of a root and two branches commits through the shared journal ({stats.Members.Count} members, {stats.SharedJournalWrites} shared writes)");
             foreach (var member in stats.Members) check(member.JournalShared, $"{Path.GetFileName(member.Directory)} shares the root's journal ({member.NotSharedReason})");
-            if (OperatingSystem.IsLinux())
-            {
-                var replaced = group.ReplaceBranch(live, rebuilt);
-                check(Read(replaced) == "new" && !Directory.Exists(Path.Combine(parent, "index-rebuilt")), "the rebuilt branch replaced the live one");
-                return;
-            }
-            try
-            {
-                group.ReplaceBranch(live, rebuilt);
-                check(false, "replacing a branch is refused where directories cannot be exchanged atomically");
-            }
-            catch (StorageException e) when (e.ErrorCode == StorageErrorCode.PlatformUnavailable)
-            {
-            }
-            Put(live, "still");
-            check(Read(live) == "still" && Read(rebuilt) == "new", "both branches stay open and usable after the replacement was refused");
+            var replaced = group.ReplaceBranch(live, rebuilt);
+            check(Read(replaced) == "new" && replaced.DirectoryPath == Path.Combine(parent, "index"), "the rebuilt branch replaced the live one");
+            Put(replaced, "newer");
+            check(Read(replaced) == "newer", "the replaced branch commits");
+            // On Windows the old version's link to the shared journal file in use cannot be deleted until the group closes it.
+            group.Dispose();
+            check(Directory.GetFileSystemEntries(parent).Select(Path.GetFileName).Order(StringComparer.Ordinal).SequenceEqual(["index", "root"]),
+                $"nothing of the replacement is left beside the branch once the group is closed ({string.Join(", ", Directory.GetFileSystemEntries(parent).Select(Path.GetFileName))})");
+            using var reopened = StorageEnvironment.Open(Path.Combine(parent, "index"));
+            check(Read(reopened) == "newer", "the replaced branch opens alone with its last commit");
         }
         finally
         {

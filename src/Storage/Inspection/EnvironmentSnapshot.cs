@@ -91,7 +91,13 @@ internal sealed class EnvironmentSnapshot : IDisposable
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         directory = System.IO.Path.GetFullPath(directory);
-        if (!Directory.Exists(directory)) throw new InspectionException($"no environment directory at {directory}");
+        if (!Directory.Exists(directory))
+        {
+            var intent = Environments.BranchReplacement.IntentPath(directory);
+            throw new InspectionException(File.Exists(intent)
+                ? $"no environment directory at {directory}: its replacement was interrupted after it was moved aside ({intent}); opening it with the engine completes the replacement"
+                : $"no environment directory at {directory}");
+        }
         var dataPath = System.IO.Path.Combine(directory, DataFile.FileName);
         if (!File.Exists(dataPath)) throw new InspectionException($"no data file at {dataPath}");
         SafeFileHandle handle;

@@ -334,21 +334,22 @@ internal static class FileIo
     }
 
     /// <summary>
-    /// Renames a file without replacing one at <paramref name="to"/>. On Windows the rename is on disk when this returns
+    /// Renames a file (or a directory) without replacing one at <paramref name="to"/>. On Windows the rename is on disk when this returns
     /// (a folder there cannot be synced); elsewhere the caller makes it durable with <see cref="SyncDirectory"/>.
     /// </summary>
-    public static void Move(string from, string to)
+    public static void Move(string from, string to, bool isDirectory = false)
     {
         if (OperatingSystem.IsWindows()) Kernel32.MoveDurably(from, to);
+        else if (isDirectory) Directory.Move(from, to);
         else File.Move(from, to, overwrite: false);
     }
 
     /// <summary><see cref="Move"/>, a failure as a <see cref="StorageException"/>, then the fault seam's record of the new name.</summary>
-    public static void Rename(string from, string to, IFaultInjector? faults)
+    public static void Rename(string from, string to, IFaultInjector? faults, bool isDirectory = false)
     {
         try
         {
-            Move(from, to);
+            Move(from, to, isDirectory);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {

@@ -175,6 +175,12 @@ public sealed class An_environment_group
         Assert.False(branch.GetStats().JournalShared);
         Assert.Equal(0, group.GetStats().SharedJournalWrites);
         Assert.All(group.GetStats().Members, member => Assert.False(member.JournalShared));
+
+        // Disposing the group closes its branches too, as with shared journals: the branch's directory is free again.
+        group.Dispose();
+        Assert.True(branch.IsDisposed);
+        using var alone = StorageEnvironment.Open(temp.Combine("branch"), Options);
+        AssertHolds(alone, "branch", 1);
     }
 
     internal static void Put(StorageEnvironment env, string name, int t, CommitDurability durability, int valueBytes = 300)
@@ -193,6 +199,186 @@ public sealed class An_environment_group
         Assert.Equal(TestData.Value($"{name}-{transactions}"), tree.Get(TestData.Key("last")));
         Assert.Equal(transactions + 1, tree.Count);
         for (var t = 1; t <= transactions; t++) Assert.Equal(TestData.Value(t, valueBytes), tree.Get(TestData.Key($"{name}-{t:D4}")));
+    }
+}
+
+/// <summary>
+/// Replacing a branch where two directories cannot exchange names in one step (Windows; a file system without
+/// RENAME_EXCHANGE): an intent file beside them, made durable first, and opening either directory completes what a crash
+/// interrupted.
+/// </summary>
+public sealed class An_environment_group_replacing_a_branch_through_an_intent_file
+{
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
+
+    private static (EnvironmentGroup Group, StorageEnvironment Live, StorageEnvironment Rebuilt) Build(TempDirectory temp, StorageOptions? options = null)
+    {
+        var group = EnvironmentGroup.Open(temp.Combine("root"), options ?? Options);
+        group.AtomicExchangeRefused = true;
+        var live = group.OpenBranch(temp.Combine("index"), options ?? Options);
+        for (var t = 1; t <= 20; t++) An_environment_group.Put(live, "old", t, CommitDurability.Durable);
+        var rebuilt = group.OpenBranch(temp.Combine("index.new"), options ?? Options);
+        for (var t = 1; t <= 30; t++) An_environment_group.Put(rebuilt, "new", t, CommitDurability.Durable);
+        return (group, live, rebuilt);
+    }
+
+    /// <summary>A replacement stopped at <paramref name="step"/> as by a crash of the whole group.</summary>
+    private static void CrashAt(TempDirectory temp, string step)
+    {
+        var (group, live, rebuilt) = Build(temp);
+        group.ReplaceStep = at =>
+        {
+            if (at == step) throw new InvalidOperationException("crash here");
+        };
+        Assert.Throws<InvalidOperationException>(() => group.ReplaceBranch(live, rebuilt));
+        group.SimulateCrash();
+    }
+
+    /// <summary>Nothing of the replacement is left beside the live directory: no intent, no old version, no replacement's name.</summary>
+    private static void AssertTidy(TempDirectory temp)
+    {
+        Assert.Equal(["index", "root"], Directory.GetFileSystemEntries(temp.Path).Select(Path.GetFileName).Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public void Swaps_in_the_new_version_while_readers_of_the_old_keep_their_snapshot()
+    {
+        using var temp = new TempDirectory("group");
+        var (group, live, rebuilt) = Build(temp);
+        using var _ = group;
+        var reader = live.BeginRead();
+        var steps = new List<string>();
+        group.ReplaceStep = steps.Add;
+
+        var swapped = group.ReplaceBranch(live, rebuilt);
+
+        Assert.Equal(["replacement closed", "live closed", "intent written", "live moved aside", "replacement moved in", "exchanged", "opened"], steps);
+        Assert.Equal(temp.Combine("index"), swapped.DirectoryPath);
+        An_environment_group.AssertHolds(swapped, "new", 30);
+        Assert.Equal(TestData.Value("old-20"), reader.OpenTree("t").Get(TestData.Key("last")));
+        Assert.Equal(21, reader.OpenTree("t").Count);
+        reader.Dispose();
+        AssertTidy(temp);
+        An_environment_group.Put(swapped, "new", 31, CommitDurability.Durable);
+        Assert.All(group.GetStats().Members, m => Assert.True(m.JournalShared));
+    }
+
+    [Theory]
+    [InlineData("replacement closed", "old", "index")]
+    [InlineData("live closed", "old", "index")]
+    [InlineData("intent written", "new", "index")]
+    [InlineData("intent written", "new", "index.new")]
+    [InlineData("live moved aside", "new", "index")]
+    [InlineData("live moved aside", "new", "index.new")]
+    [InlineData("replacement moved in", "new", "index")]
+    [InlineData("replacement moved in", "new", "index.new")]
+    [InlineData("exchanged", "new", "index")]
+    [InlineData("opened", "new", "index")]
+    public void Crashed_at_any_step_opens_the_old_or_the_new_version_whole(string step, string expected, string openedFirst)
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, step);
+
+        // Either directory's open finishes the replacement: the replacement's name, opened first, is then a new, empty one.
+        if (openedFirst == "index.new")
+        {
+            using var replacementName = StorageEnvironment.Open(temp.Combine("index.new"), Options);
+            using var tx = replacementName.BeginRead();
+            Assert.Throws<StorageException>(() => tx.OpenTree("t"));
+        }
+        using (var alone = StorageEnvironment.Open(temp.Combine("index"), Options))
+        {
+            An_environment_group.AssertHolds(alone, expected, expected == "old" ? 20 : 30);
+        }
+        using var reopened = EnvironmentGroup.Open(temp.Combine("root"), Options);
+        var index = reopened.OpenBranch(temp.Combine("index"), Options);
+        An_environment_group.AssertHolds(index, expected, expected == "old" ? 20 : 30);
+        if (expected == "new" && openedFirst == "index")
+        {
+            index.Dispose();
+            reopened.Dispose();
+            AssertTidy(temp);
+        }
+    }
+
+    [Fact]
+    public void An_open_that_fails_while_finishing_the_replacement_leaves_it_for_the_next()
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, "intent written");
+        var faults = new ScriptedFaults();
+        // The sync of the folder after the open moved the live directory aside fails: the open stops there.
+        faults.FailSyncs(path => path == temp.Path, ScriptedFaults.Eio);
+
+        Assert.Throws<StorageException>(() => StorageEnvironment.Open(temp.Combine("index"), Options with { FaultInjector = faults }));
+
+        Assert.Equal(1, faults.Fired);
+        Assert.False(Directory.Exists(temp.Combine("index")), "the live directory was moved aside");
+        using (var alone = StorageEnvironment.Open(temp.Combine("index"), Options))
+        {
+            An_environment_group.AssertHolds(alone, "new", 30);
+        }
+        AssertTidy(temp);
+    }
+
+    [Fact]
+    public void A_refused_move_replaces_nothing_and_leaves_both_versions_whole()
+    {
+        using var temp = new TempDirectory("group");
+        var (group, live, rebuilt) = Build(temp);
+        using var _ = group;
+        string? squatter = null;
+        group.ReplaceStep = at =>
+        {
+            if (at != "intent written") return;
+            // Something else takes the name the live directory was to be moved aside to.
+            var intent = Storage.Environments.BranchReplacement.ReadIntent(temp.Combine("index.replacing"))!;
+            squatter = intent.AsidePath;
+            Directory.CreateDirectory(squatter);
+            File.WriteAllText(Path.Combine(squatter, "someone else's"), "kept");
+        };
+
+        var error = Assert.Throws<StorageException>(() => group.ReplaceBranch(live, rebuilt));
+
+        Assert.Equal(StorageErrorCode.IoFailure, error.ErrorCode);
+        Assert.False(File.Exists(temp.Combine("index.replacing")), "no intent is left for a replacement that did not happen");
+        Assert.Equal("kept", File.ReadAllText(Path.Combine(squatter!, "someone else's")));
+        using var old = StorageEnvironment.Open(temp.Combine("index"), Options);
+        An_environment_group.AssertHolds(old, "old", 20);
+        using var rebuiltAgain = StorageEnvironment.Open(temp.Combine("index.new"), Options);
+        An_environment_group.AssertHolds(rebuiltAgain, "new", 30);
+    }
+
+    [Fact]
+    public void A_damaged_intent_refuses_the_open_and_moves_nothing()
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, "live moved aside");
+        var intent = temp.Combine("index.replacing");
+        var bytes = File.ReadAllBytes(intent);
+        bytes[bytes.Length / 2] ^= 0x20;
+        File.WriteAllBytes(intent, bytes);
+        var before = Directory.GetFileSystemEntries(temp.Path).Order(StringComparer.Ordinal).ToArray();
+
+        Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(temp.Combine("index"), Options));
+
+        Assert.Equal(before, Directory.GetFileSystemEntries(temp.Path).Order(StringComparer.Ordinal).ToArray());
+        Assert.False(Directory.Exists(temp.Combine("index")), "no empty environment was made in the live directory's place");
+    }
+
+    [Fact]
+    public void An_intent_whose_directories_no_replacement_leaves_refuses_the_open()
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, "live moved aside");
+        // The replacement is gone (deleted by hand): the old version, moved aside, is all there is, and stays where it is.
+        Directory.Delete(temp.Combine("index.new"), recursive: true);
+
+        Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(temp.Combine("index"), Options));
+
+        Assert.False(Directory.Exists(temp.Combine("index")));
+        Assert.True(File.Exists(temp.Combine("index.replacing")));
+        Assert.Single(Directory.GetDirectories(temp.Path, "index.replaced-*"));
     }
 }
 

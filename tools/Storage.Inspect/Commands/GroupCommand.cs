@@ -1,3 +1,4 @@
+using Storage.Environments;
 using Storage.Inspection;
 using Storage.Journal;
 
@@ -26,6 +27,14 @@ internal static class GroupCommand
         {
             foreach (var directory in directories)
             {
+                // A branch replacement a crash interrupted: the next open of the branch completes it (this tool changes nothing).
+                var intentPath = BranchReplacement.IntentPath(directory);
+                if (File.Exists(intentPath))
+                {
+                    problems.Add(BranchReplacement.ReadIntent(intentPath) is { } intent
+                        ? $"{directory}: its replacement by {intent.ReplacementPath} was interrupted ({intentPath}); opening the branch completes it"
+                        : $"{directory}: the replacement intent {intentPath} is damaged; the branch will not open until it is repaired");
+                }
                 var snapshot = EnvironmentSnapshot.Open(directory);
                 snapshots.Add(snapshot);
             }
