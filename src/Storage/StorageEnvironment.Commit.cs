@@ -2,6 +2,7 @@ using Storage.Diagnostics;
 using Storage.Environments;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Transactions;
 
 namespace Storage;
 
@@ -40,39 +41,51 @@ public sealed partial class StorageEnvironment
         }
         var pagesStarted = CommitProfile.Now();
         // The bytes the diffs compare are mostly out of the cache by now: ask for all of them first.
-        foreach (var (_, page) in dirty)
-        {
-            if (page.Lines != null && !page.IsFreed) Transactions.WrittenLines.Prefetch(page.Lines, page.Buffer.Pointer, page.Original);
-        }
+        _diffHelper.Begin(transactionId);
         foreach (var (pageNumber, page) in dirty)
         {
-            if (page.IsFreed) continue;
-            // A page given back to the file system earlier gets its blocks again first (see SpaceReturner).
-            if (page.IsNew && DataFile.MayHaveHoles && DataFile.IsHole(pageNumber, page.Buffer.PageCount)) DataFile.RefillHoles(pageNumber, page.Buffer.PageCount);
-            var header = (PageHeader*)page.Buffer.Pointer;
-            var isRun = page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0;
-            if (page.IsNew || isRun)
+            if (page.Lines != null && !page.IsFreed) Transactions.WrittenLines.Prefetch(page.Lines, page.Buffer.Pointer, page.Original);
+            if (DiffHelper.IsChanged(page)) _diffHelper.Add(pageNumber, page);
+        }
+        // A large transaction's changed pages are diffed on two threads: the helper starts on them while this one adds
+        // the new pages and the runs.
+        _diffHelper.StartHelper();
+        try
+        {
+            foreach (var (pageNumber, page) in dirty)
             {
+                if (page.IsFreed || DiffHelper.IsChanged(page)) continue;
+                // A page given back to the file system earlier gets its blocks again first (see SpaceReturner).
+                if (page.IsNew && DataFile.MayHaveHoles && DataFile.IsHole(pageNumber, page.Buffer.PageCount)) DataFile.RefillHoles(pageNumber, page.Buffer.PageCount);
+                var header = (PageHeader*)page.Buffer.Pointer;
+                if (page.Buffer.PageCount > 1 || (header->Flags & PageFlags.Overflow) != 0)
+                {
+                    overflows += AddRunRecord(pageNumber, page, transactionId, ref checksumTicks);
+                    continue;
+                }
                 // The journal record carries the stamped page, so recovery can verify the page it rebuilds against it.
                 var stampStarted = CommitProfile.Now();
                 DataFile.Stamp(page.Buffer, transactionId);
                 checksumTicks += CommitProfile.Now() - stampStarted;
-            }
-            if (isRun)
-            {
-                var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
-                _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
-                overflows += page.Buffer.PageCount;
-            }
-            else
-            {
-                // A changed page is stamped with a checksum worked out from its original's and the bytes that changed.
-                if (page.IsNew) _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
-                else _entryBuilder.AddStampedPage(pageNumber, page.Buffer.Pointer, page.Original, transactionId, page.Lines);
+                _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
                 if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
                 else if ((header->Flags & PageFlags.Branch) != 0) branches++;
                 else others++;
             }
+            _diffHelper.Diff(_entryBuilder);
+        }
+        finally
+        {
+            // The helper reads and stamps this transaction's pages: it is done before anything can give them back.
+            _diffHelper.Wait();
+        }
+        leaves += _diffHelper.Leaves;
+        branches += _diffHelper.Branches;
+        others += _diffHelper.Others;
+        foreach (var index in _diffHelper.Overflows)
+        {
+            ref readonly var item = ref _diffHelper.Page(index);
+            overflows += AddRunRecord(item.PageNumber, item.Page, transactionId, ref checksumTicks);
         }
         // Changed pages' checksums are worked out with their diffs, and count as diffing.
         var diffTicks = CommitProfile.Now() - pagesStarted - checksumTicks;
@@ -146,6 +159,18 @@ public sealed partial class StorageEnvironment
         };
         Interlocked.Add(ref _pagesModified, stats.PagesModified);
         return new PendingCommit(stats, commitStarted, appended);
+    }
+
+    /// <summary>Adds a run of pages (an overflow value) whole, stamped: recovery verifies the run it rebuilds against it.</summary>
+    private unsafe int AddRunRecord(long pageNumber, in DirtyPage page, long transactionId, ref long checksumTicks)
+    {
+        var stampStarted = CommitProfile.Now();
+        DataFile.Stamp(page.Buffer, transactionId);
+        checksumTicks += CommitProfile.Now() - stampStarted;
+        var header = (PageHeader*)page.Buffer.Pointer;
+        var used = Math.Min(page.Buffer.SizeBytes, PageLayout.HeaderSizeBytes + (long)header->OverflowSizeBytes);
+        _entryBuilder.AddRun(pageNumber, page.Buffer.PageCount, page.Buffer.Pointer, used);
+        return page.Buffer.PageCount;
     }
 
     /// <summary>

@@ -22,6 +22,10 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly SafeFileHandle _lockHandle;
     private readonly Flusher _flusher;
     private readonly JournalEntryBuilder _entryBuilder;
+    private readonly DiffHelper _diffHelper;
+
+    /// <summary>The thread-pool helper that diffs half of a large transaction's pages (tests switch it off).</summary>
+    internal DiffHelper DiffHelper => _diffHelper;
     private readonly List<ScratchBuffer> _pruned = [];
     private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;
@@ -62,6 +66,7 @@ public sealed partial class StorageEnvironment : IDisposable
         journal.BecameDurable = PublishDurableCommits;
         journal.WriteFailed = Poison;
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
+        _diffHelper = new DiffHelper(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
         _metrics = new Diagnostics.StorageMetrics(this);
     }
@@ -689,6 +694,7 @@ public sealed partial class StorageEnvironment : IDisposable
         Scratch.Dispose();
         DataFile.Dispose();
         _entryBuilder.Dispose();
+        _diffHelper.Dispose();
         WriterLines.Dispose();
         // Only now may another instance open the directory: until here a transaction of this one could still
         // read the data file, and a new instance's recovery would change pages under its snapshot.

@@ -106,6 +106,18 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
         throw new InvalidOperationException($"Page {pageNumber} changed outside the lines its writes recorded ({size} bytes of diff from them, {whole} from the whole page).");
     }
 
+    /// <summary>Appends the records another builder made (<see cref="DiffHelper"/>'s part of this entry).</summary>
+    public void AddRecordsOf(JournalEntryBuilder part)
+    {
+        var bytes = part.PayloadSizeBytes;
+        if (bytes == 0) return;
+        _entry.EnsureCapacity(_position + bytes, _position);
+        Buffer.MemoryCopy(part._entry.Pointer + JournalEntryHeader.SizeBytes, _entry.Pointer + _position, bytes, bytes);
+        _lastRecord = _position + part._lastRecord - JournalEntryHeader.SizeBytes;
+        _position += bytes;
+        _records += part._records;
+    }
+
     /// <summary>Adds the leading <paramref name="usedBytes"/> of a run of pages (an overflow value); the rest of the run is zero.</summary>
     public void AddRun(long pageNumber, int pageCount, byte* data, long usedBytes)
     {
