@@ -151,14 +151,13 @@ public sealed class EnvironmentGroup : IDisposable
             {
                 throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that its name can take the live one's.", nameof(replacement));
             }
+            BranchReplacement.CheckNames(liveDirectory, replacementDirectory);
             var faults = live.Options.FaultInjector;
-            // An earlier replacement's old version not deleted yet (a file of it was still open) goes first; while it cannot,
-            // the intent naming it stays, and this replacement waits (nothing is closed).
-            if (File.Exists(BranchReplacement.IntentPath(liveDirectory))) BranchReplacement.CompleteInterrupted(liveDirectory, faults);
+            // The branch's open completed any replacement a crash had interrupted: an intent now is another replacement under way.
             if (File.Exists(BranchReplacement.IntentPath(liveDirectory)))
             {
-                throw new StorageException(StorageErrorCode.IoFailure,
-                    $"The version '{liveDirectory}' replaced last is still in use (a file of it is open), so it cannot be deleted yet; nothing was closed or replaced.",
+                throw new StorageException(StorageErrorCode.EnvironmentLocked,
+                    $"Another replacement of '{liveDirectory}' is under way ({BranchReplacement.IntentPath(liveDirectory)}); nothing was closed or replaced.",
                     BranchReplacement.IntentPath(liveDirectory), osError: 0);
             }
             // Both closed, everything of each synced to its own data file: from here each directory is whole on its own.
@@ -175,7 +174,7 @@ public sealed class EnvironmentGroup : IDisposable
             }
             else if (error is ExchangeNotSupported or ExchangeInvalid or ExchangeNotSupportedByFileSystem)
             {
-                oldVersion = BranchReplacement.Replace(liveDirectory, replacementDirectory, faults, ReplaceStep);
+                oldVersion = BranchReplacement.Replace(liveDirectory, replacementDirectory, faults, ReplaceStep, ReplaceAsideName);
                 _replaced.Add(liveDirectory);
             }
             else
@@ -197,28 +196,21 @@ public sealed class EnvironmentGroup : IDisposable
     /// <summary>Test seam: called after each step of <see cref="ReplaceBranch"/>; throwing stops it there, as a crash would.</summary>
     internal Action<string>? ReplaceStep { get; set; }
 
+    /// <summary>Test seam: the name the live directory is moved aside to (a random one otherwise).</summary>
+    internal string? ReplaceAsideName { get; set; }
+
     /// <summary>Test seam: the file system refuses the atomic exchange (as one without RENAME_EXCHANGE does), so the intent file is used.</summary>
     internal bool AtomicExchangeRefused { get; set; }
 
     /// <summary>
     /// At the close, every file closed: deletes the old versions of replaced branches that something still held open then
-    /// (and their intents). One that still cannot go stays for the branch's next open.
+    /// (each marked obsolete). One that still cannot go is deleted at the branch's next open.
     /// </summary>
     private void FinishReplacements()
     {
         string[] replaced;
         lock (_lock) replaced = [.. _replaced];
-        foreach (var directory in replaced)
-        {
-            try
-            {
-                if (File.Exists(BranchReplacement.IntentPath(directory))) BranchReplacement.CompleteInterrupted(directory, faults: null);
-            }
-            catch (StorageException)
-            {
-                // The branch's next open meets it again, and refuses or completes there.
-            }
-        }
+        foreach (var directory in replaced) BranchReplacement.DeleteObsoleteVersions(directory);
     }
 
     /// <summary>The group's members and its shared journal's writes.</summary>

@@ -47,11 +47,11 @@ public sealed partial class StorageEnvironment
             if (page.Lines != null && !page.IsFreed) Transactions.WrittenLines.Prefetch(page.Lines, page.Buffer.Pointer, page.Original);
             if (DiffHelper.IsChanged(page)) _diffHelper.Add(pageNumber, page);
         }
-        // A large transaction's changed pages are diffed on two threads: the helper starts on them while this one adds
-        // the new pages and the runs.
-        _diffHelper.StartHelper();
         try
         {
+            // A large transaction's changed pages are diffed on two threads: the helper starts on them while this one adds
+            // the new pages and the runs.
+            _diffHelper.StartHelper();
             foreach (var (pageNumber, page) in dirty)
             {
                 if (page.IsFreed || DiffHelper.IsChanged(page)) continue;

@@ -1,6 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 using Storage.Paging;
+using Microsoft.Win32.SafeHandles;
 using Storage.Platform;
 
 namespace Storage.Environments;
@@ -33,15 +34,35 @@ internal static class BranchReplacement
 
     public static string IntentPath(string liveDirectory) => Path.TrimEndingDirectorySeparator(liveDirectory) + IntentExtension;
 
+    /// <summary>The file a replaced version gets in its folder once the new one is in place: the folder is ours and obsolete.</summary>
+    public const string ObsoleteMarker = "REPLACED";
+
+    /// <summary>Names of the two directories that an intent file can hold (a bare name, one line), checked before anything is closed.</summary>
+    /// <exception cref="ArgumentException">A name the intent could not hold.</exception>
+    public static void CheckNames(string liveDirectory, string replacementDirectory)
+    {
+        foreach (var name in new[] { Path.GetFileName(liveDirectory), Path.GetFileName(replacementDirectory) })
+        {
+            if (!IsBareName(name)) throw new ArgumentException($"'{name}' cannot be named in a replacement intent (a bare directory name without line breaks or separators).");
+        }
+    }
+
+    private static bool IsBareName(string name) =>
+        name.Length != 0 && name is not ("." or "..") && name.IndexOfAny(['/', '\\', '\0', '\n', '\r']) < 0;
+
+    /// <summary>Names of directories compare as the file system does: without case on Windows and macOS.</summary>
+    private static StringComparison NameComparison => OperatingSystem.IsWindows() || OperatingSystem.IsMacOS() ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
+
     /// <summary>
     /// Moves <paramref name="replacementDirectory"/> into <paramref name="liveDirectory"/>'s place (both closed, in the same
-    /// parent) and deletes the old version and the intent (unless something still holds a file of the old version open,
-    /// where open files cannot be deleted: then both stay until <see cref="CompleteInterrupted"/> deletes them); returns where
-    /// the old version went. <paramref name="step"/> is called after each durable step.
+    /// parent), marks the old version obsolete and deletes it (unless something still holds a file of it open, where open
+    /// files cannot be deleted: then it is deleted by <see cref="DeleteObsoleteVersions"/> later); returns where it went.
+    /// The intent file is held locked throughout, so that an open completing the same replacement waits its turn.
+    /// <paramref name="step"/> is called after each durable step.
     /// </summary>
     /// <exception cref="StorageException">A call failed. If nothing had moved yet, or the live directory could be moved
     /// back, nothing was replaced and the intent is gone; otherwise the intent stays, and the next open completes it.</exception>
-    public static string Replace(string liveDirectory, string replacementDirectory, IFaultInjector? faults, Action<string>? step)
+    public static string Replace(string liveDirectory, string replacementDirectory, IFaultInjector? faults, Action<string>? step, string? asideName = null)
     {
         var parent = Path.GetDirectoryName(liveDirectory)!;
         var intentPath = IntentPath(liveDirectory);
@@ -51,13 +72,20 @@ internal static class BranchReplacement
                 $"'{intentPath}' is there already: an earlier replacement of '{liveDirectory}' is unfinished (opening it completes it).", intentPath, osError: 0);
         }
         string aside;
-        do
+        if (asideName is not null)
         {
-            aside = Path.TrimEndingDirectorySeparator(liveDirectory) + AsideInfix + Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4));
+            aside = Path.Combine(parent, asideName);
         }
-        while (Path.Exists(aside));
+        else
+        {
+            do
+            {
+                aside = Path.TrimEndingDirectorySeparator(liveDirectory) + AsideInfix + Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(4));
+            }
+            while (Path.Exists(aside));
+        }
         var intent = new Intent(parent, Path.GetFileName(liveDirectory), Path.GetFileName(replacementDirectory), Path.GetFileName(aside));
-        WriteIntent(intentPath, intent, faults);
+        using var held = WriteIntent(intentPath, intent, faults);
         step?.Invoke("intent written");
         try
         {
@@ -86,72 +114,154 @@ internal static class BranchReplacement
             throw;
         }
         step?.Invoke("replacement moved in");
-        // The old version goes before the intent does, so that nothing is left behind for good: while something still
-        // holds a file of it open (where open files cannot be deleted: Windows, a shared journal file still in use by the
-        // group), the intent stays, and the next open of the branch, or the group's close, deletes both.
-        if (TryDelete(aside)) RemoveIntent(intentPath, faults);
+        Finish(intent, faults);
         return aside;
+    }
+
+    /// <summary>
+    /// The new version is in place: the old one is marked obsolete (durably) before the intent goes, so that it is provably
+    /// ours to delete whenever it can be; then it is deleted if it can be now, and the intent removed either way (an intent
+    /// left while the new version is in use would name a swap that must not happen again).
+    /// </summary>
+    private static void Finish(Intent intent, IFaultInjector? faults)
+    {
+        if (Directory.Exists(intent.AsidePath))
+        {
+            var marker = Path.Combine(intent.AsidePath, ObsoleteMarker);
+            using (var handle = FileIo.OpenReadWrite(marker, create: true))
+            {
+                FileIo.Write(handle, marker, Encoding.UTF8.GetBytes($"replaced by {intent.Live}\n"), 0, faults);
+                FileIo.SyncData(handle, marker, faults);
+            }
+            FileIo.SyncDirectory(intent.AsidePath, faults);
+            TryDelete(intent.AsidePath);
+        }
+        RemoveIntent(IntentPath(intent.LivePath), faults);
     }
 
     /// <summary>
     /// Before <paramref name="directory"/> is opened: completes a replacement of it, or by it, that a crash interrupted,
     /// moving the replacement into the live directory's place (whether or not the live one had been moved aside yet), and
-    /// deletes the old version it moved aside. Nothing happens when no intent names the directory.
+    /// deletes old versions of it marked obsolete that could not be deleted before. Nothing happens when no intent names
+    /// the directory.
     /// </summary>
     /// <exception cref="StorageCorruptedException">The directory's own intent file is damaged, or what it names is in a
     /// state no replacement leaves (then nothing is touched and the open must not go on).</exception>
+    /// <exception cref="StorageException">The intent cannot be read (<see cref="StorageErrorCode.IoFailure"/>), or another
+    /// process or thread is replacing the directory or completing its replacement (<see cref="StorageErrorCode.EnvironmentLocked"/>).</exception>
     public static void CompleteInterrupted(string directory, IFaultInjector? faults)
     {
         directory = Path.TrimEndingDirectorySeparator(directory);
         var parent = Path.GetDirectoryName(directory);
         if (string.IsNullOrEmpty(parent)) return;
-        var own = IntentPath(directory);
-        if (File.Exists(own))
+        var name = Path.GetFileName(directory);
+        if (File.Exists(IntentPath(directory)))
         {
-            Complete(ReadIntent(own) ?? throw new StorageCorruptedException(
-                $"The replacement intent '{own}' is damaged: whether '{directory}' or its replacement holds the version to open is unknown, so neither is opened.", own), faults);
-            return;
+            Complete(directory, name, faults);
         }
-        // Opened by the replacement's name: an intent elsewhere in the parent may name it.
-        string[] intents;
+        else
+        {
+            // Opened by the replacement's name: an intent elsewhere in the parent may name it.
+            string[] intents;
+            try
+            {
+                intents = Directory.GetFiles(parent, "*" + IntentExtension);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                intents = [];
+            }
+            foreach (var path in intents)
+            {
+                var intent = TryReadIntent(path, out var readError);
+                if (readError is not null)
+                {
+                    // Held by a replacement under way, or unreadable: whether it names this directory is unknown.
+                    throw new StorageException(StorageErrorCode.EnvironmentLocked,
+                        $"The replacement intent '{path}' beside '{directory}' cannot be read ({readError.Message}): a replacement may be moving this directory; try again once it is done.",
+                        path, readError.HResult & 0xFFFF, readError);
+                }
+                // Another directory's damaged intent is that directory's open to refuse.
+                if (intent is not null && string.Equals(intent.Replacement, name, NameComparison)) Complete(intent.LivePath, name, faults);
+            }
+        }
+        DeleteObsoleteVersions(directory);
+    }
+
+    /// <summary>Completes the replacement of <paramref name="liveDirectory"/> with its intent file held locked, from what the intent and the directories say then.</summary>
+    private static void Complete(string liveDirectory, string openedName, IFaultInjector? faults)
+    {
+        var intentPath = IntentPath(liveDirectory);
+        SafeFileHandle held;
         try
         {
-            intents = Directory.GetFiles(parent, "*" + IntentExtension);
+            held = LockIntent(intentPath);
+        }
+        catch (FileNotFoundException)
+        {
+            return; // completed meanwhile, by whoever held it
+        }
+        catch (DirectoryNotFoundException)
+        {
+            return;
+        }
+        using (held)
+        {
+            var intent = ReadIntent(held, intentPath) ?? throw new StorageCorruptedException(
+                $"The replacement intent '{intentPath}' is damaged: whether '{liveDirectory}' or its replacement holds the version to open is unknown, so neither is opened ('{openedName}' was being opened).", intentPath);
+            bool live = Directory.Exists(intent.LivePath), replacement = Directory.Exists(intent.ReplacementPath), aside = Path.Exists(intent.AsidePath);
+            if (live && replacement && !aside)
+            {
+                FileIo.Rename(intent.LivePath, intent.AsidePath, faults, isDirectory: true);
+                FileIo.SyncDirectory(intent.Parent, faults);
+                (live, aside) = (false, true);
+            }
+            if (!live && replacement && aside)
+            {
+                FileIo.Rename(intent.ReplacementPath, intent.LivePath, faults, isDirectory: true);
+                FileIo.SyncDirectory(intent.Parent, faults);
+                (live, replacement) = (true, false);
+            }
+            if (!live || replacement)
+            {
+                throw new StorageCorruptedException(
+                    $"The replacement of '{intent.LivePath}' by '{intent.ReplacementPath}' was interrupted, and neither it nor the version moved aside to '{intent.AsidePath}' is where a replacement leaves it; nothing was moved.",
+                    intentPath);
+            }
+            Finish(intent, faults);
+        }
+    }
+
+    /// <summary>
+    /// Deletes the versions of <paramref name="liveDirectory"/> replaced earlier that could not be deleted then: folders beside
+    /// it named as this class names them and holding the <see cref="ObsoleteMarker"/> file that names it. Best effort.
+    /// </summary>
+    public static void DeleteObsoleteVersions(string liveDirectory)
+    {
+        liveDirectory = Path.TrimEndingDirectorySeparator(liveDirectory);
+        var parent = Path.GetDirectoryName(liveDirectory);
+        if (string.IsNullOrEmpty(parent)) return;
+        string[] candidates;
+        try
+        {
+            candidates = Directory.GetDirectories(parent, Path.GetFileName(liveDirectory) + AsideInfix + "*");
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
             return;
         }
-        var name = Path.GetFileName(directory);
-        foreach (var path in intents)
+        var expected = $"replaced by {Path.GetFileName(liveDirectory)}\n";
+        foreach (var candidate in candidates)
         {
-            // Another directory's damaged intent is that directory's open to refuse.
-            if (ReadIntent(path) is { } intent && string.Equals(intent.Replacement, name, StringComparison.Ordinal)) Complete(intent, faults);
+            try
+            {
+                if (File.ReadAllText(Path.Combine(candidate, ObsoleteMarker), Encoding.UTF8) == expected) TryDelete(candidate);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // No marker (a replacement that did not get that far keeps its intent) or not readable: not provably ours.
+            }
         }
-    }
-
-    private static void Complete(Intent intent, IFaultInjector? faults)
-    {
-        bool live = Directory.Exists(intent.LivePath), replacement = Directory.Exists(intent.ReplacementPath), aside = Path.Exists(intent.AsidePath);
-        if (live && replacement && !aside)
-        {
-            FileIo.Rename(intent.LivePath, intent.AsidePath, faults, isDirectory: true);
-            FileIo.SyncDirectory(intent.Parent, faults);
-            (live, aside) = (false, true);
-        }
-        if (!live && replacement && aside)
-        {
-            FileIo.Rename(intent.ReplacementPath, intent.LivePath, faults, isDirectory: true);
-            FileIo.SyncDirectory(intent.Parent, faults);
-            (live, replacement) = (true, false);
-        }
-        if (!live || replacement)
-        {
-            throw new StorageCorruptedException(
-                $"The replacement of '{intent.LivePath}' by '{intent.ReplacementPath}' was interrupted, and neither it nor the version moved aside to '{intent.AsidePath}' is where a replacement leaves it; nothing was moved.",
-                IntentPath(intent.LivePath));
-        }
-        if (TryDelete(intent.AsidePath)) RemoveIntent(IntentPath(intent.LivePath), faults);
     }
 
     /// <summary>
@@ -162,9 +272,19 @@ internal static class BranchReplacement
     {
         try
         {
-            if (Directory.Exists(directory)) Directory.Delete(directory, recursive: true);
-            // Where a file still open elsewhere is only marked for deletion (Windows), the folder may outlive a delete
-            // that reported success.
+            if (!Directory.Exists(directory)) return true;
+            // The obsolete mark goes last: a folder left half deleted (a file still open) stays provably ours.
+            var marker = Path.Combine(directory, ObsoleteMarker);
+            foreach (var entry in Directory.EnumerateFileSystemEntries(directory).ToList())
+            {
+                if (string.Equals(entry, marker, StringComparison.Ordinal)) continue;
+                if (Directory.Exists(entry)) Directory.Delete(entry, recursive: true);
+                else File.Delete(entry);
+            }
+            // Where a file still open elsewhere is only marked for deletion (Windows), a delete can report success and leave
+            // the name: the mark stays until nothing else is left.
+            if (Directory.EnumerateFileSystemEntries(directory).Any(entry => !string.Equals(entry, marker, StringComparison.Ordinal))) return false;
+            Directory.Delete(directory, recursive: true);
             return !Directory.Exists(directory);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
@@ -173,20 +293,49 @@ internal static class BranchReplacement
         }
     }
 
-    private static void WriteIntent(string intentPath, Intent intent, IFaultInjector? faults)
+    /// <summary>
+    /// Opens an intent file held by no one else (an exclusive lock on Unix; on Windows a handle sharing only deletion, so
+    /// that the holder can still rename and delete the file). A holder elsewhere fails it with
+    /// <see cref="StorageErrorCode.EnvironmentLocked"/>; a missing file throws <see cref="FileNotFoundException"/>.
+    /// </summary>
+    private static SafeFileHandle LockIntent(string path, FileMode mode = FileMode.Open)
+    {
+        try
+        {
+            return File.OpenHandle(path, mode, FileAccess.ReadWrite, OperatingSystem.IsWindows() ? FileShare.Delete : FileShare.None);
+        }
+        catch (Exception e) when (e is not (FileNotFoundException or DirectoryNotFoundException) && e is IOException)
+        {
+            throw new StorageException(StorageErrorCode.EnvironmentLocked,
+                $"'{path}' is held by another process or thread replacing the directory, or completing its replacement; try again once it is done.", path, e.HResult & 0xFFFF, e);
+        }
+        catch (UnauthorizedAccessException e)
+        {
+            throw FileIo.Translate(e, "open", path);
+        }
+    }
+
+    /// <summary>Writes the intent whole under a temporary name, syncs it and renames it into place; returns it held locked.</summary>
+    private static SafeFileHandle WriteIntent(string intentPath, Intent intent, IFaultInjector? faults)
     {
         var bytes = Encode(intent);
-        // Written whole under a temporary name and renamed: the intent's name only ever holds a whole, synced intent.
         var temporary = intentPath + ".new";
         // A temporary file of this name is what a crash during an earlier replacement left: nothing else writes it.
         if (File.Exists(temporary)) Journal.JournalFiles.Delete(temporary, faults);
-        using (var handle = FileIo.OpenReadWrite(temporary, create: true))
+        var handle = LockIntent(temporary, FileMode.CreateNew);
+        try
         {
             FileIo.Write(handle, temporary, bytes, 0, faults);
             FileIo.SyncData(handle, temporary, faults);
+            FileIo.Rename(temporary, intentPath, faults);
+            FileIo.SyncDirectory(intent.Parent, faults);
+            return handle;
         }
-        FileIo.Rename(temporary, intentPath, faults);
-        FileIo.SyncDirectory(intent.Parent, faults);
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
     }
 
     private static void RemoveIntent(string intentPath, IFaultInjector? faults) => Journal.JournalFiles.Delete(intentPath, faults);
@@ -198,18 +347,39 @@ internal static class BranchReplacement
         return [.. bytes, .. Encoding.ASCII.GetBytes($"crc={Crc32C.Compute(bytes):x8}\n")];
     }
 
-    /// <summary>The intent in <paramref name="path"/>, or null when it is damaged (or unreadable).</summary>
-    internal static Intent? ReadIntent(string path)
+    /// <summary>The intent in <paramref name="path"/>; null when it is damaged or cannot be read (<paramref name="readError"/> says which).</summary>
+    internal static Intent? TryReadIntent(string path, out Exception? readError)
     {
-        byte[] bytes;
+        readError = null;
         try
         {
-            bytes = File.ReadAllBytes(path);
+            return Decode(File.ReadAllBytes(path), path);
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
+            readError = e;
             return null;
         }
+    }
+
+    /// <summary>The intent read through the handle that holds it; null when it is damaged.</summary>
+    private static Intent? ReadIntent(SafeFileHandle handle, string path)
+    {
+        var length = RandomAccess.GetLength(handle);
+        if (length > 4096) return null;
+        var bytes = new byte[length];
+        var read = 0;
+        while (read < bytes.Length)
+        {
+            var n = FileIo.Read(handle, path, bytes.AsSpan(read), read);
+            if (n == 0) return null;
+            read += n;
+        }
+        return Decode(bytes, path);
+    }
+
+    private static Intent? Decode(byte[] bytes, string path)
+    {
         var text = Encoding.UTF8.GetString(bytes);
         var crcAt = text.LastIndexOf("crc=", StringComparison.Ordinal);
         if (crcAt < 0 || !text.EndsWith('\n')) return null;
@@ -228,7 +398,7 @@ internal static class BranchReplacement
             if (!line.StartsWith(key, StringComparison.Ordinal)) return null;
             var name = line[key.Length..];
             // A bare name in the intent's own folder, nothing else.
-            return name.Length == 0 || name is "." or ".." || name.IndexOfAny(['/', '\\', '\0']) >= 0 ? null : name;
+            return IsBareName(name) ? name : null;
         }
     }
 }

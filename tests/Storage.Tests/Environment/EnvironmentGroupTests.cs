@@ -327,26 +327,66 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
         using var temp = new TempDirectory("group");
         var (group, live, rebuilt) = Build(temp);
         using var _ = group;
-        string? squatter = null;
-        group.ReplaceStep = at =>
-        {
-            if (at != "intent written") return;
-            // Something else takes the name the live directory was to be moved aside to.
-            var intent = Storage.Environments.BranchReplacement.ReadIntent(temp.Combine("index.replacing"))!;
-            squatter = intent.AsidePath;
-            Directory.CreateDirectory(squatter);
-            File.WriteAllText(Path.Combine(squatter, "someone else's"), "kept");
-        };
+        // Something else holds the name the live directory is to be moved aside to.
+        var squatter = temp.Combine("index.replaced-squatter");
+        Directory.CreateDirectory(squatter);
+        File.WriteAllText(Path.Combine(squatter, "someone else's"), "kept");
+        group.ReplaceAsideName = "index.replaced-squatter";
 
         var error = Assert.Throws<StorageException>(() => group.ReplaceBranch(live, rebuilt));
 
         Assert.Equal(StorageErrorCode.IoFailure, error.ErrorCode);
         Assert.False(File.Exists(temp.Combine("index.replacing")), "no intent is left for a replacement that did not happen");
-        Assert.Equal("kept", File.ReadAllText(Path.Combine(squatter!, "someone else's")));
+        Assert.Equal("kept", File.ReadAllText(Path.Combine(squatter, "someone else's")));
         using var old = StorageEnvironment.Open(temp.Combine("index"), Options);
         An_environment_group.AssertHolds(old, "old", 20);
         using var rebuiltAgain = StorageEnvironment.Open(temp.Combine("index.new"), Options);
         An_environment_group.AssertHolds(rebuiltAgain, "new", 30);
+        Assert.True(Directory.Exists(squatter), "a folder not marked as a replaced version of the branch is not deleted");
+    }
+
+    [Fact]
+    public void An_open_while_another_holds_the_intent_moves_nothing_and_says_so()
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, "intent written");
+        var before = Directory.GetFileSystemEntries(temp.Path).Order(StringComparer.Ordinal).ToArray();
+        // Another process (or thread) completing the replacement holds the intent.
+        using (File.Open(temp.Combine("index.replacing"), FileMode.Open, FileAccess.ReadWrite, OperatingSystem.IsWindows() ? FileShare.Delete : FileShare.None))
+        {
+            foreach (var name in new[] { "index", "index.new" })
+            {
+                var error = Assert.Throws<StorageException>(() => StorageEnvironment.Open(temp.Combine(name), Options));
+                Assert.Equal(StorageErrorCode.EnvironmentLocked, error.ErrorCode);
+            }
+            Assert.Equal(before, Directory.GetFileSystemEntries(temp.Path).Order(StringComparer.Ordinal).ToArray());
+        }
+        using var index = StorageEnvironment.Open(temp.Combine("index"), Options);
+        An_environment_group.AssertHolds(index, "new", 30);
+    }
+
+    [Fact]
+    public void Deletes_only_old_versions_marked_as_the_branchs_own()
+    {
+        using var temp = new TempDirectory("group");
+        var (group, _, _) = Build(temp);
+        group.Dispose();
+        // One replaced version that could not be deleted at the time (marked), and look-alikes that are not provably ours.
+        foreach (var (name, marker) in new[] { ("index.replaced-0000aaaa", "replaced by index\n"), ("index.replaced-0000bbbb", null), ("index.replaced-0000cccc", "replaced by other\n") })
+        {
+            Directory.CreateDirectory(temp.Combine(name));
+            File.WriteAllText(temp.Combine(name, "data.storage"), "old pages");
+            if (marker is not null) File.WriteAllText(temp.Combine(name, Storage.Environments.BranchReplacement.ObsoleteMarker), marker);
+        }
+
+        using (var index = StorageEnvironment.Open(temp.Combine("index"), Options))
+        {
+            An_environment_group.AssertHolds(index, "old", 20);
+        }
+
+        Assert.False(Directory.Exists(temp.Combine("index.replaced-0000aaaa")));
+        Assert.True(Directory.Exists(temp.Combine("index.replaced-0000bbbb")));
+        Assert.True(Directory.Exists(temp.Combine("index.replaced-0000cccc")));
     }
 
     [Fact]

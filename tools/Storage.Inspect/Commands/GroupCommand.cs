@@ -31,9 +31,11 @@ internal static class GroupCommand
                 var intentPath = BranchReplacement.IntentPath(directory);
                 if (File.Exists(intentPath))
                 {
-                    problems.Add(BranchReplacement.ReadIntent(intentPath) is { } intent
+                    problems.Add(BranchReplacement.TryReadIntent(intentPath, out var readError) is { } intent
                         ? $"{directory}: its replacement by {intent.ReplacementPath} was interrupted ({intentPath}); opening the branch completes it"
-                        : $"{directory}: the replacement intent {intentPath} is damaged; the branch will not open until it is repaired");
+                        : readError is not null
+                            ? $"{directory}: the replacement intent {intentPath} cannot be read ({readError.Message}): a replacement may be under way"
+                            : $"{directory}: the replacement intent {intentPath} is damaged; the branch will not open until it is repaired");
                 }
                 var snapshot = EnvironmentSnapshot.Open(directory);
                 snapshots.Add(snapshot);
