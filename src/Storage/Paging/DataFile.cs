@@ -216,6 +216,9 @@ internal sealed unsafe class DataFile : IDisposable
     /// <summary>The last growth started by <see cref="GrowAheadIfLow"/>.</summary>
     private Task? _growAhead;
 
+    /// <summary>Whether a growth started by <see cref="GrowAheadIfLow"/> has not ended yet (for tests).</summary>
+    internal bool GrowingAhead => _growAhead is { IsCompleted: false };
+
     /// <summary>
     /// As <see cref="EnsurePageCount(long)"/>, for a commit: also remembers the page count the writer's newest state needs, which
     /// <see cref="TryShrink"/> never cuts below.

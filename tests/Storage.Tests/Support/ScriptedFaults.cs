@@ -57,6 +57,11 @@ internal sealed class ScriptedFaults : IFaultInjector
     /// <summary>How many resizes <see cref="HoldResizes"/> has held.</summary>
     public int HeldResizes => Volatile.Read(ref _heldResizes);
 
+    /// <summary>Waits until <see cref="HoldResizes"/> holds a resize.</summary>
+    public bool WaitForHeldResize(TimeSpan timeout) => _heldOne.Wait(timeout);
+
+    private readonly ManualResetEventSlim _heldOne = new(false);
+
     private Hold? _hold;
 
     private sealed record Hold(Func<string, bool> Match, int ThreadId);
@@ -93,6 +98,7 @@ internal sealed class ScriptedFaults : IFaultInjector
         if (Volatile.Read(ref _hold) is { } hold && hold.ThreadId != Environment.CurrentManagedThreadId && hold.Match(path))
         {
             Interlocked.Increment(ref _heldResizes);
+            _heldOne.Set();
             _released.Wait();
         }
         Check(Call.Resize, path, lengthBytes, 0);
