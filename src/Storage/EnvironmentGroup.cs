@@ -95,17 +95,19 @@ public sealed class EnvironmentGroup : IDisposable
             {
                 notShared = $"a shared journal holds at most {JournalGroupEndMarker.MaxRecords} members";
             }
-            else if (_shared is not null)
+            var replacementCompleted = false;
+            if (notShared is null && _shared is not null)
             {
+                // Before the probe makes the directory: a replacement a crash interrupted may have moved it aside.
                 BranchReplacement.CompleteInterrupted(directory, options?.FaultInjector);
+                replacementCompleted = true;
                 Platform.FileIo.CreateDirectory(directory);
                 notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
             }
             var shared = notShared is null ? _shared : null;
-            var branch = shared is null
-                ? StorageEnvironment.Open(directory, options)
-                : StorageEnvironment.Open(directory, options, context =>
-                    new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector));
+            var branch = StorageEnvironment.Open(directory, options, shared is null ? null : context =>
+                new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector),
+                replacementCompleted);
             _branches.Add((branch, notShared));
             return branch;
         }
@@ -136,7 +138,7 @@ public sealed class EnvironmentGroup : IDisposable
         ArgumentNullException.ThrowIfNull(replacement);
         var liveDirectory = live.DirectoryPath;
         var replacementDirectory = replacement.DirectoryPath;
-        string oldVersion;
+        string? oldVersion = null;
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -174,7 +176,8 @@ public sealed class EnvironmentGroup : IDisposable
             }
             else if (error is ExchangeNotSupported or ExchangeInvalid or ExchangeNotSupportedByFileSystem)
             {
-                oldVersion = BranchReplacement.Replace(liveDirectory, replacementDirectory, faults, ReplaceStep, ReplaceAsideName);
+                // Deletes the old version itself, or marks it for deletion at the close.
+                BranchReplacement.Replace(liveDirectory, replacementDirectory, faults, ReplaceStep, ReplaceAsideName);
                 _replaced.Add(liveDirectory);
             }
             else
@@ -186,7 +189,8 @@ public sealed class EnvironmentGroup : IDisposable
         }
         var opened = OpenBranch(liveDirectory, options ?? replacement.Options);
         ReplaceStep?.Invoke("opened");
-        BranchReplacement.TryDelete(oldVersion);
+        // After the exchange the old version is in the replacement's directory.
+        if (oldVersion is not null) BranchReplacement.TryDelete(oldVersion);
         return opened;
     }
 

@@ -82,11 +82,7 @@ public sealed partial class StorageEnvironment
         leaves += _diffHelper.Leaves;
         branches += _diffHelper.Branches;
         others += _diffHelper.Others;
-        foreach (var index in _diffHelper.Overflows)
-        {
-            ref readonly var item = ref _diffHelper.Page(index);
-            overflows += AddRunRecord(item.PageNumber, item.Page, transactionId, ref checksumTicks);
-        }
+        foreach (var (pageNumber, page) in _diffHelper.Overflows) overflows += AddRunRecord(pageNumber, page, transactionId, ref checksumTicks);
         // Changed pages' checksums are worked out with their diffs, and count as diffing.
         var diffTicks = CommitProfile.Now() - pagesStarted - checksumTicks;
         var uncompressed = _entryBuilder.PayloadSizeBytes;

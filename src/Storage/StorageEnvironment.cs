@@ -128,9 +128,12 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>
     /// Opens with a journal of the caller's making (a member of an environment group with shared journals), or the
     /// environment's own <see cref="JournalWriter"/> when <paramref name="journalFactory"/> is null. A journal that is not
-    /// the environment's own never continues in a file of an earlier run: recovery always moves it on.
+    /// the environment's own never continues in a file of an earlier run: recovery always moves it on. With
+    /// <paramref name="replacementCompleted"/> the caller has already completed an interrupted replacement of the directory
+    /// (<see cref="BranchReplacement.CompleteInterrupted"/>).
     /// </summary>
-    internal static StorageEnvironment Open(string directory, StorageOptions? options, Func<JournalContext, IEnvironmentJournal>? journalFactory)
+    internal static StorageEnvironment Open(string directory, StorageOptions? options, Func<JournalContext, IEnvironmentJournal>? journalFactory,
+        bool replacementCompleted = false)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         options ??= StorageOptions.Default;
@@ -138,7 +141,7 @@ public sealed partial class StorageEnvironment : IDisposable
         directory = Path.GetFullPath(directory);
         var faults = options.FaultInjector;
         // A replacement of this directory (or by it) that a crash interrupted is finished first.
-        BranchReplacement.CompleteInterrupted(directory, faults);
+        if (!replacementCompleted) BranchReplacement.CompleteInterrupted(directory, faults);
         EnsureDirectory(directory, options);
         var io = PlatformIo.Resolve(options.IoBackend, options.LowPriorityFlush);
         var lockHandle = TakeLock(directory);

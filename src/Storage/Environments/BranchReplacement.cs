@@ -56,21 +56,17 @@ internal static class BranchReplacement
     /// <summary>
     /// Moves <paramref name="replacementDirectory"/> into <paramref name="liveDirectory"/>'s place (both closed, in the same
     /// parent), marks the old version obsolete and deletes it (unless something still holds a file of it open, where open
-    /// files cannot be deleted: then it is deleted by <see cref="DeleteObsoleteVersions"/> later); returns where it went.
+    /// files cannot be deleted: then it is deleted by <see cref="DeleteObsoleteVersions"/> later).
     /// The intent file is held locked throughout, so that an open completing the same replacement waits its turn.
     /// <paramref name="step"/> is called after each durable step.
     /// </summary>
     /// <exception cref="StorageException">A call failed. If nothing had moved yet, or the live directory could be moved
     /// back, nothing was replaced and the intent is gone; otherwise the intent stays, and the next open completes it.</exception>
-    public static string Replace(string liveDirectory, string replacementDirectory, IFaultInjector? faults, Action<string>? step, string? asideName = null)
+    public static void Replace(string liveDirectory, string replacementDirectory, IFaultInjector? faults, Action<string>? step, string? asideName = null)
     {
         var parent = Path.GetDirectoryName(liveDirectory)!;
+        // The caller refused an intent already there; one made since fails the rename into place, which replaces nothing.
         var intentPath = IntentPath(liveDirectory);
-        if (File.Exists(intentPath))
-        {
-            throw new StorageException(StorageErrorCode.IoFailure,
-                $"'{intentPath}' is there already: an earlier replacement of '{liveDirectory}' is unfinished (opening it completes it).", intentPath, osError: 0);
-        }
         string aside;
         if (asideName is not null)
         {
@@ -89,8 +85,7 @@ internal static class BranchReplacement
         step?.Invoke("intent written");
         try
         {
-            FileIo.Rename(liveDirectory, aside, faults, isDirectory: true);
-            FileIo.SyncDirectory(parent, faults);
+            MoveDurably(liveDirectory, aside, parent, faults);
         }
         catch when (Directory.Exists(liveDirectory))
         {
@@ -101,21 +96,25 @@ internal static class BranchReplacement
         step?.Invoke("live moved aside");
         try
         {
-            FileIo.Rename(replacementDirectory, liveDirectory, faults, isDirectory: true);
-            FileIo.SyncDirectory(parent, faults);
+            MoveDurably(replacementDirectory, liveDirectory, parent, faults);
         }
         catch when (!Path.Exists(liveDirectory) && Directory.Exists(replacementDirectory))
         {
             // The replacement could not move in: the live directory goes back, and the intent with it (if that fails too,
             // the intent stays and the next open completes the replacement).
-            FileIo.Rename(aside, liveDirectory, faults, isDirectory: true);
-            FileIo.SyncDirectory(parent, faults);
+            MoveDurably(aside, liveDirectory, parent, faults);
             RemoveIntent(intentPath, faults);
             throw;
         }
         step?.Invoke("replacement moved in");
         Finish(intent, faults);
-        return aside;
+    }
+
+    /// <summary>Renames a directory within <paramref name="parent"/> and makes the new name durable.</summary>
+    private static void MoveDurably(string from, string to, string parent, IFaultInjector? faults)
+    {
+        FileIo.Rename(from, to, faults, isDirectory: true);
+        FileIo.SyncDirectory(parent, faults);
     }
 
     /// <summary>
@@ -212,14 +211,12 @@ internal static class BranchReplacement
             bool live = Directory.Exists(intent.LivePath), replacement = Directory.Exists(intent.ReplacementPath), aside = Path.Exists(intent.AsidePath);
             if (live && replacement && !aside)
             {
-                FileIo.Rename(intent.LivePath, intent.AsidePath, faults, isDirectory: true);
-                FileIo.SyncDirectory(intent.Parent, faults);
+                MoveDurably(intent.LivePath, intent.AsidePath, intent.Parent, faults);
                 (live, aside) = (false, true);
             }
             if (!live && replacement && aside)
             {
-                FileIo.Rename(intent.ReplacementPath, intent.LivePath, faults, isDirectory: true);
-                FileIo.SyncDirectory(intent.Parent, faults);
+                MoveDurably(intent.ReplacementPath, intent.LivePath, intent.Parent, faults);
                 (live, replacement) = (true, false);
             }
             if (!live || replacement)

@@ -19,7 +19,7 @@ internal sealed unsafe class DiffHelper : IThreadPoolWorkItem, IDisposable
 
     private readonly int _compressionThresholdBytes;
     private readonly ManualResetEventSlim _done = new(true);
-    private readonly List<int> _overflows = [];
+    private readonly List<(long PageNumber, DirtyPage Page)> _overflows = [];
     private (long PageNumber, DirtyPage Page)[] _pages = new (long, DirtyPage)[256];
     private int _count;
     private int _next;
@@ -59,10 +59,8 @@ internal sealed unsafe class DiffHelper : IThreadPoolWorkItem, IDisposable
     /// <summary>Pages <see cref="Add"/> takes: changed, one page long (a one-page overflow value among them is handed back, see <see cref="Overflows"/>).</summary>
     public static bool IsChanged(in DirtyPage page) => !page.IsFreed && !page.IsNew && page.Buffer.PageCount == 1;
 
-    /// <summary>Indexes of one-page overflow values met while diffing: the commit adds them whole (<see cref="Page"/>).</summary>
-    public IReadOnlyList<int> Overflows => _overflows;
-
-    public ref readonly (long PageNumber, DirtyPage Page) Page(int index) => ref _pages[index];
+    /// <summary>One-page overflow values met while diffing: the commit adds them whole.</summary>
+    public IReadOnlyList<(long PageNumber, DirtyPage Page)> Overflows => _overflows;
 
     public void Begin(long transactionId)
     {
@@ -150,7 +148,7 @@ internal sealed unsafe class DiffHelper : IThreadPoolWorkItem, IDisposable
                 var flags = ((PageHeader*)page)->Flags;
                 if ((flags & PageFlags.Overflow) != 0)
                 {
-                    lock (_overflows) _overflows.Add(i);
+                    lock (_overflows) _overflows.Add(item);
                     continue;
                 }
                 // A changed page is stamped with a checksum worked out from its original's and the bytes that changed.
