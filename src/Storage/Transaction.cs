@@ -20,7 +20,7 @@ public abstract class Transaction : IDisposable
 {
     private const int MaxTreeNameBytes = 255;
 
-    private protected readonly Dictionary<string, Tree> _trees = new(StringComparer.Ordinal);
+    private protected OpenTrees _trees;
     private protected TransactionStatus _status = TransactionStatus.Active;
 
     /// <summary>Set once construction finished: a transaction whose constructor threw was never handed out, and its finalizer releases nothing.</summary>
@@ -66,7 +66,7 @@ public abstract class Transaction : IDisposable
     public bool TryOpenTree(string name, out Tree tree)
     {
         EnsureUsable();
-        if (_trees.TryGetValue(name, out tree!)) return true;
+        if (_trees.TryGet(name, out tree)) return true;
         Span<byte> key = stackalloc byte[MaxTreeNameBytes];
         var length = EncodeName(name, key);
         if (!RootTree.TryGet(key[..length], out var value))
@@ -75,7 +75,7 @@ public abstract class Transaction : IDisposable
             return false;
         }
         tree = new Tree(this, name, TreeState.FromHeader(ReadHeader(value)));
-        _trees[name] = tree;
+        _trees.Set(tree);
         return true;
     }
 

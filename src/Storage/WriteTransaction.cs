@@ -21,7 +21,7 @@ public sealed class WriteTransaction : Transaction
     internal bool IsOpenTreeRoot(long pageNumber)
     {
         if (RootState.RootPage == pageNumber) return true;
-        foreach (var tree in _trees.Values)
+        foreach (var tree in _trees)
         {
             if (tree.State.RootPage == pageNumber) return true;
         }
@@ -49,7 +49,7 @@ public sealed class WriteTransaction : Transaction
             var state = BTree.Create(Pages, checked((int)RootState.LastTreeId), RootState.RootPage);
             state.IsDirty = true;
             var tree = new Tree(this, name, state);
-            _trees[name] = tree;
+            _trees.Set(tree);
             PersistHeader(key[..length], state);
             return tree;
         }
@@ -176,10 +176,10 @@ public sealed class WriteTransaction : Transaction
         try
         {
             Span<byte> key = stackalloc byte[256];
-            foreach (var (name, tree) in _trees)
+            foreach (var tree in _trees)
             {
                 if (!tree.State.IsDirty) continue;
-                PersistHeader(key[..EncodeName(name, key)], tree.State);
+                PersistHeader(key[..EncodeName(tree.Name, key)], tree.State);
             }
             pending = Environment.AppendCommit(this, durability);
         }

@@ -182,12 +182,17 @@ internal sealed unsafe class DataFile : IDisposable
         var length = Volatile.Read(ref _mapping).LengthBytes;
         var wanted = nextPageNumber * PageLayout.PageSizeBytes + AheadMargin(length);
         if (wanted <= length || _growAhead is { IsCompleted: false }) return;
-        var cuts = Volatile.Read(ref _cuts);
+        StartGrowingAhead((wanted + PageLayout.PageSizeBytes - 1) / PageLayout.PageSizeBytes, Volatile.Read(ref _cuts));
+    }
+
+    /// <summary>Apart from <see cref="GrowAheadIfLow"/>, so that the closure is made only when a growth starts, not on every commit.</summary>
+    private void StartGrowingAhead(long pageCount, long cuts)
+    {
         _growAhead = Task.Run(() =>
         {
             try
             {
-                EnsurePageCount((wanted + PageLayout.PageSizeBytes - 1) / PageLayout.PageSizeBytes, cuts);
+                EnsurePageCount(pageCount, cuts);
             }
             catch (Exception e) when (e is StorageException or IOException or ObjectDisposedException)
             {
