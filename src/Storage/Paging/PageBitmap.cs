@@ -28,12 +28,17 @@ internal sealed class PageBitmap
         if (word < words.Length) Interlocked.Or(ref words[word], 1UL << (int)(pageNumber & 63));
     }
 
-    /// <summary>Makes room for <paramref name="pageCount"/> pages, keeping the bits set so far.</summary>
+    /// <summary>
+    /// Makes room for <paramref name="pageCount"/> pages, keeping the bits set so far: at least doubling, so that a file
+    /// grown a few MiB at a time copies its bitmap now and then rather than at every growth.
+    /// </summary>
     public void Grow(long pageCount)
     {
-        var words = new ulong[(pageCount + 63) / 64];
         var current = Volatile.Read(ref _words);
-        Array.Copy(current, words, Math.Min(current.Length, words.Length));
+        var needed = (pageCount + 63) / 64;
+        if (needed <= current.Length) return;
+        var words = new ulong[Math.Max(needed, Math.Min(2L * current.Length, Array.MaxLength))];
+        Array.Copy(current, words, current.Length);
         Volatile.Write(ref _words, words);
     }
 }

@@ -27,7 +27,8 @@ internal sealed class ScratchPool : IDisposable
     private readonly bool _poisonReturned;
     private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
     private readonly ScratchArena _arena = new();
-    private readonly List<ScratchBuffer> _excess = [];
+    private List<ScratchBuffer> _excess = [];
+    private readonly object _excessLock = new();
     private int _sharedCount;
     private long _bytesInUse;
 
@@ -73,7 +74,7 @@ internal sealed class ScratchPool : IDisposable
                 Interlocked.Decrement(ref _sharedCount);
                 return pooled;
             }
-            lock (_excess)
+            lock (_excessLock)
             {
                 // Still resident: cheaper than a page the kernel must fault in and zero again.
                 if (_excess.Count > 0)
@@ -115,7 +116,7 @@ internal sealed class ScratchPool : IDisposable
         if (buffer.Arena is not null)
         {
             // Handed back to the kernel later, in address order and in runs, by DecommitExcess (off the commit path).
-            lock (_excess) _excess.Add(buffer);
+            lock (_excessLock) _excess.Add(buffer);
         }
         else
         {
@@ -128,7 +129,7 @@ internal sealed class ScratchPool : IDisposable
     {
         get
         {
-            lock (_excess) return _excess.Count;
+            lock (_excessLock) return _excess.Count;
         }
     }
 
@@ -136,20 +137,27 @@ internal sealed class ScratchPool : IDisposable
     public void DecommitExcess()
     {
         List<ScratchBuffer> pages;
-        lock (_excess)
+        lock (_excessLock)
         {
             if (_excess.Count == 0) return;
-            pages = [.. _excess];
-            _excess.Clear();
+            // The two lists trade places: no copy, and no new list at each flush (unless two calls overlap).
+            pages = _excess;
+            _excess = _decommitting ?? [];
+            _decommitting = null;
         }
         _arena.Decommit(pages);
+        pages.Clear();
+        lock (_excessLock) _decommitting = pages;
     }
+
+    /// <summary>An empty list for <see cref="DecommitExcess"/> to put in place of the one it hands to the arena; null while a call has it.</summary>
+    private List<ScratchBuffer>? _decommitting = [];
 
     public void Dispose()
     {
         while (_writerStack.TryPop(out var b)) b.Release();
         while (_shared.TryDequeue(out var b)) b.Release();
-        lock (_excess) _excess.Clear();
+        lock (_excessLock) _excess.Clear();
         _arena.Dispose();
         SpillFile?.Dispose();
     }
