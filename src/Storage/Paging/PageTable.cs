@@ -33,7 +33,6 @@ internal sealed class PageTable
 
     private readonly Lock _mutate = new();
     private SlotArray _slots = new(InitialSlots);
-    private int _shift = 64 - BitOperations.Log2(InitialSlots);
     private int _pagesWithVersions;
 
     /// <summary>Odd while an entry leaves the table and others shift back into its slot.</summary>
