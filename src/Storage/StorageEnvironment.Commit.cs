@@ -335,6 +335,8 @@ public sealed partial class StorageEnvironment
             try
             {
                 WritePendingCommits();
+                // The last sync cuts the room grown ahead of the last page: nothing may lengthen the file after it.
+                DataFile.StopGrowingAhead();
                 _flusher.FlushAndSync(forceSync: true, writerHeld: true);
             }
             catch (Exception e) when (e is StorageException or IOException)

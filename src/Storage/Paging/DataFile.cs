@@ -109,8 +109,8 @@ internal sealed unsafe class DataFile : IDisposable
         // done under the resize lock only, so that a commit that needs no growth never waits for one in progress.
         lock (_resizeLock)
         {
-            // A growth asked for ahead of need before the file was cut would undo the cut.
-            if (aheadOfCuts >= 0 && aheadOfCuts != _cuts) return;
+            // A growth asked for ahead of need before the file was cut would undo the cut; at a close, the cut to come.
+            if (aheadOfCuts >= 0 && (aheadOfCuts != _cuts || _growingAheadStopped)) return;
             var current = _mapping.LengthBytes;
             var required = pageCount * PageLayout.PageSizeBytes;
             if (required <= current) return;
@@ -178,7 +178,7 @@ internal sealed unsafe class DataFile : IDisposable
     /// </summary>
     public void GrowAheadIfLow(long nextPageNumber)
     {
-        if (!_growing) return;
+        if (!_growing || _growingAheadStopped) return;
         var length = Volatile.Read(ref _mapping).LengthBytes;
         var wanted = nextPageNumber * PageLayout.PageSizeBytes + AheadMargin(length);
         if (wanted <= length || _growAhead is { IsCompleted: false }) return;
@@ -192,6 +192,7 @@ internal sealed unsafe class DataFile : IDisposable
         {
             try
             {
+                BeforeGrowingAhead?.Invoke();
                 EnsurePageCount(pageCount, cuts);
             }
             catch (Exception e) when (e is StorageException or IOException or ObjectDisposedException)
@@ -215,8 +216,30 @@ internal sealed unsafe class DataFile : IDisposable
     /// </summary>
     internal void WaitForGrowthAhead()
     {
-        if (_growAhead is IAsyncResult growth) growth.AsyncWaitHandle.WaitOne();
+        if (_growAhead is not { } growth) return;
+        if (!growth.IsCompleted) WaitingForGrowthAhead?.Invoke();
+        ((IAsyncResult)growth).AsyncWaitHandle.WaitOne();
     }
+
+    /// <summary>
+    /// At a clean close, before the last sync cuts the file to what it needs: no growth ahead starts after this, and one
+    /// that has not reached its reservation yet does nothing. Without it a growth that the thread pool started only after
+    /// that cut would leave the closed file a margin longer. Called with the write lock held, so no commit asks for
+    /// another meanwhile.
+    /// </summary>
+    public void StopGrowingAhead()
+    {
+        _growingAheadStopped = true;
+        WaitForGrowthAhead();
+    }
+
+    private volatile bool _growingAheadStopped;
+
+    /// <summary>Test seam: runs on the pool thread as a growth ahead starts, before it takes the resize lock.</summary>
+    internal Action? BeforeGrowingAhead { get; set; }
+
+    /// <summary>Test seam: runs when someone starts waiting for a growth ahead that has not ended.</summary>
+    internal Action? WaitingForGrowthAhead { get; set; }
 
     /// <summary>The last growth started by <see cref="GrowAheadIfLow"/>.</summary>
     private Task? _growAhead;

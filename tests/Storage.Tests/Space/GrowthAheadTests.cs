@@ -71,6 +71,38 @@ public sealed class A_growing_data_file
         TreeAssert.Equal(model, read.OpenTree("t"), "after the commits");
     }
 
+    [Fact]
+    public void Is_cut_back_at_a_clean_close_even_when_a_growth_ahead_would_start_only_then()
+    {
+        using var temp = new TempDirectory("grow-ahead-close");
+        var faults = new ScriptedFaults();
+        var model = OrdinalBytes.NewModel();
+        long lengthBeforeClose;
+        using (var env = OpenGrowing(temp.Path, TestOptions.JournalOnly, faults, model, out var next))
+        {
+            // The next growth ahead of need starts its work only once someone waits for it (a busy thread pool can run a
+            // queued item that late): at the close, which must not end with the file longer than its pages need.
+            using var waitedFor = new ManualResetEventSlim(false);
+            env.DataFile.BeforeGrowingAhead = () => waitedFor.Wait(Within.Default);
+            env.DataFile.WaitingForGrowthAhead = waitedFor.Set;
+            for (var i = 0; i < 2_000 && !env.DataFile.GrowingAhead; i++) next = Commit(env, model, next);
+            Assert.True(env.DataFile.GrowingAhead, "a growth ahead of need started");
+            // Then commits until less than a MiB is left past the last page: the close's cut then has nothing to take, and
+            // a growth after it would stay.
+            while (RoomBytes(env) >= 1 << 20) next = Commit(env, model, next);
+            Assert.True(RoomBytes(env) > 0, "the commits grew the file themselves");
+            lengthBeforeClose = env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes;
+        }
+
+        Assert.Equal(lengthBeforeClose, new FileInfo(Path.Combine(temp.Path, "data.storage")).Length);
+        using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+        using var read = reopened.BeginRead();
+        TreeAssert.Equal(model, read.OpenTree("t"), "after the close");
+    }
+
+    private static long RoomBytes(StorageEnvironment env) =>
+        (env.DataFile.PageCount - env.WriterState.NextPageNumber) * Storage.Paging.PageLayout.PageSizeBytes;
+
     /// <summary>An environment whose data file grew on demand past 4 MiB (so it is growing), with no growth ahead under way.</summary>
     private static StorageEnvironment OpenGrowing(string path, StorageOptions options, ScriptedFaults faults, SortedDictionary<byte[], byte[]> model, out int next)
     {
