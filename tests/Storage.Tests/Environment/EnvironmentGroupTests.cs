@@ -11,8 +11,16 @@ public sealed class An_environment_group
 {
     private const string Tree = "t";
 
-    /// <summary>Small journal files: a few dozen commits move the group through several files (switches, links, end markers).</summary>
-    private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
+    /// <summary>
+    /// Small journal files: a few dozen commits move the group through several files (switches, links, end markers). Lazy
+    /// commits wait for the next durable write, not for a flusher's timer, so that the tests count the writes they make.
+    /// </summary>
+    private static readonly StorageOptions Options = TestOptions.JournalOnly with
+    {
+        MinJournalFileSizeBytes = 64 << 10,
+        MaxJournalFileSizeBytes = 128 << 10,
+        LazyCommitDelay = TimeSpan.FromHours(1),
+    };
 
     [Fact]
     public void Merges_members_entries_waiting_for_the_disk_into_one_durable_write()
@@ -477,10 +485,12 @@ public sealed class An_environment_group_whose_shared_journal_write_fails
         using var temp = new TempDirectory("group");
         var faults = new ScriptedFaults();
         // The root's options carry the fault injector: the shared journal writes through it.
-        var rootOptions = TestOptions.JournalOnly with { FaultInjector = faults, JournalWriteMethod = JournalWriteMethod.DirectSync };
+        // Lazy commits wait for b's durable write, not for a flusher's timer, which would meet the fault first.
+        var memberOptions = TestOptions.JournalOnly with { LazyCommitDelay = TimeSpan.FromHours(1) };
+        var rootOptions = memberOptions with { FaultInjector = faults, JournalWriteMethod = JournalWriteMethod.DirectSync };
         var group = EnvironmentGroup.Open(temp.Combine("root"), rootOptions);
-        var a = group.OpenBranch(temp.Combine("a"), TestOptions.JournalOnly);
-        var b = group.OpenBranch(temp.Combine("b"), TestOptions.JournalOnly);
+        var a = group.OpenBranch(temp.Combine("a"), memberOptions);
+        var b = group.OpenBranch(temp.Combine("b"), memberOptions);
         var members = new[] { group.Root, a, b };
         for (var t = 1; t <= 5; t++)
         {
