@@ -29,8 +29,10 @@ internal sealed unsafe class PageResidency
     {
         _resident.Grow(pageCount);
         var current = Volatile.Read(ref _regionsRead);
-        var regions = new int[(pageCount >> RegionPagesShift) + 1];
-        Array.Copy(current, regions, Math.Min(current.Length, regions.Length));
+        var needed = (pageCount >> RegionPagesShift) + 1;
+        if (needed <= current.Length) return;
+        var regions = new int[needed];
+        Array.Copy(current, regions, current.Length);
         Volatile.Write(ref _regionsRead, regions);
     }
 

@@ -78,22 +78,25 @@ public sealed class A_growing_data_file
         var faults = new ScriptedFaults();
         var model = OrdinalBytes.NewModel();
         long lengthBeforeClose;
+        // Outlives the environment: the close is where it is waited for.
+        using var waitedFor = new ManualResetEventSlim(false);
+        var growthWentOn = false;
         using (var env = OpenGrowing(temp.Path, TestOptions.JournalOnly, faults, model, out var next))
         {
             // The next growth ahead of need starts its work only once someone waits for it (a busy thread pool can run a
             // queued item that late): at the close, which must not end with the file longer than its pages need.
-            using var waitedFor = new ManualResetEventSlim(false);
-            env.DataFile.BeforeGrowingAhead = () => waitedFor.Wait(Within.Default);
+            env.DataFile.BeforeGrowingAhead = () => growthWentOn = waitedFor.Wait(Within.Default);
             env.DataFile.WaitingForGrowthAhead = waitedFor.Set;
             for (var i = 0; i < 2_000 && !env.DataFile.GrowingAhead; i++) next = Commit(env, model, next);
             Assert.True(env.DataFile.GrowingAhead, "a growth ahead of need started");
             // Then commits until less than a MiB is left past the last page: the close's cut then has nothing to take, and
             // a growth after it would stay.
             while (RoomBytes(env) >= 1 << 20) next = Commit(env, model, next);
-            Assert.True(RoomBytes(env) > 0, "the commits grew the file themselves");
+            Assert.True(RoomBytes(env) > 0, "room is left past the last page");
             lengthBeforeClose = env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes;
         }
 
+        Assert.True(growthWentOn, "the growth ahead went on once the close waited for it");
         Assert.Equal(lengthBeforeClose, new FileInfo(Path.Combine(temp.Path, "data.storage")).Length);
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
         using var read = reopened.BeginRead();
