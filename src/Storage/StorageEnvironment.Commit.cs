@@ -68,9 +68,7 @@ public sealed partial class StorageEnvironment
                 DataFile.Stamp(page.Buffer, transactionId);
                 checksumTicks += CommitProfile.Now() - stampStarted;
                 _entryBuilder.AddPage(pageNumber, page.Buffer.Pointer, PageDiff.ZeroPage, isNew: true);
-                if ((header->Flags & PageFlags.Leaf) != 0) leaves++;
-                else if ((header->Flags & PageFlags.Branch) != 0) branches++;
-                else others++;
+                DiffHelper.CountKind(header->Flags, ref leaves, ref branches, ref others);
             }
             _diffHelper.Diff(_entryBuilder);
         }

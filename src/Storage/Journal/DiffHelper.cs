@@ -153,14 +153,20 @@ internal sealed unsafe class DiffHelper : IThreadPoolWorkItem, IDisposable
                 }
                 // A changed page is stamped with a checksum worked out from its original's and the bytes that changed.
                 builder.AddStampedPage(item.PageNumber, page, item.Page.Original, _transactionId, item.Page.Lines);
-                if ((flags & PageFlags.Leaf) != 0) leaves++;
-                else if ((flags & PageFlags.Branch) != 0) branches++;
-                else others++;
+                CountKind(flags, ref leaves, ref branches, ref others);
             }
         }
         Interlocked.Add(ref _leaves, leaves);
         Interlocked.Add(ref _branches, branches);
         Interlocked.Add(ref _others, others);
+    }
+
+    /// <summary>Counts a one-page tree page a commit adds to its entry by kind, for <see cref="CommitStats"/>.</summary>
+    public static void CountKind(PageFlags flags, ref int leaves, ref int branches, ref int others)
+    {
+        if ((flags & PageFlags.Leaf) != 0) leaves++;
+        else if ((flags & PageFlags.Branch) != 0) branches++;
+        else others++;
     }
 
     public void Dispose()
