@@ -233,6 +233,8 @@ public sealed class EnvironmentGroup : IDisposable
                 SharedJournalWrites = _shared?.DurableWrites ?? 0,
                 SharedJournalBytes = _shared?.BytesWritten ?? 0,
                 SharedJournalLinks = _shared?.LinksMade ?? 0,
+                SharedJournalFilesCreated = _shared?.FilesCreated ?? 0,
+                SharedJournalFilesReused = _shared?.FilesReused ?? 0,
             };
         }
     }
@@ -302,4 +304,14 @@ public readonly record struct EnvironmentGroupStats
 
     /// <summary>Hard links made into the members' journal folders.</summary>
     public long SharedJournalLinks { get; init; }
+
+    /// <summary>New shared files made (sized and written with zeros before use).</summary>
+    public long SharedJournalFilesCreated { get; init; }
+
+    /// <summary>
+    /// Shared files put into use again instead of new ones: files every member was done with (each had synced its entries
+    /// there and removed its name), and spares found in the root's folder at open. Not on platforms that cannot count a
+    /// file's names.
+    /// </summary>
+    public long SharedJournalFilesReused { get; init; }
 }

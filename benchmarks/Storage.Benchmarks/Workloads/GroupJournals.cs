@@ -113,6 +113,7 @@ internal sealed class GroupJournals : IWorkload
             figures.Add(new("durable journal writes (the group's shared journal)", Format.Count(stats.SharedJournalWrites)));
             figures.Add(new("journal bytes written (shared journal)", Format.Bytes(stats.SharedJournalBytes)));
             figures.Add(new("members sharing the journal", $"{stats.Members.Count(m => m.JournalShared)} of {stats.Members.Count}"));
+            figures.Add(new("shared journal files made / reused", $"{Format.Count(stats.SharedJournalFilesCreated)} / {Format.Count(stats.SharedJournalFilesReused)}"));
         }
         else if (instances.All(i => i is StorageEngineInstance))
         {

@@ -107,10 +107,35 @@ internal sealed class Flusher : IDisposable
     {
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
         var sinceFlush = Interlocked.Add(ref _journalBytesSinceFlush, journalBytes);
-        if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync)
+        var limit = _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync;
+        if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > limit || HoldsTooMuchOfSharedJournal(limit))
         {
             RequestFlush();
         }
+    }
+
+    /// <summary>The shared journal's size this member held when it last asked for a flush for it (or less, once names went).</summary>
+    private long _sharedHeldAtRequest;
+
+    /// <summary>
+    /// A member of a group with shared journals holds a name for every shared file, whose entries are mostly the other
+    /// members': counting only its own entries, it would keep the group's files (and their disk space) until it had written
+    /// as many itself, and no file could be reused. So it also asks for a flush once it holds more than an environment's own
+    /// journal would between syncs, and again for each further file while its names cannot go.
+    /// </summary>
+    private bool HoldsTooMuchOfSharedJournal(long limit)
+    {
+        if (_env.Journal is not MemberJournal member) return false;
+        var held = member.LinkedBytes;
+        var last = Volatile.Read(ref _sharedHeldAtRequest);
+        if (held < last)
+        {
+            last = held;
+            Volatile.Write(ref _sharedHeldAtRequest, held);
+        }
+        if (held <= limit || held < last + _env.Options.MaxJournalFileSizeBytes) return false;
+        Volatile.Write(ref _sharedHeldAtRequest, held);
+        return true;
     }
 
     private void Run()

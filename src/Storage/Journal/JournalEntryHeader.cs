@@ -32,7 +32,12 @@ internal struct JournalEntryHeader
     /// <summary>CRC32C of header (this field zeroed) and stored payload, seeded with the transaction id.</summary>
     [FieldOffset(56)] public uint Checksum;
 
-    [FieldOffset(60)] public int Reserved;
+    /// <summary>
+    /// In a shared journal file (<see cref="JournalFileHeader.SharedFlag"/>), the low 32 bits of the writer's number for the
+    /// file, so that in a recycled shared file the stale entries of its earlier use (other numbers) are not taken for entries
+    /// of this one; 0 in an environment's own files.
+    /// </summary>
+    [FieldOffset(60)] public int SharedFileStamp;
 
     /// <summary>The root tree (tree names) after this transaction.</summary>
     [FieldOffset(64)] public TreeHeader RootTree;
@@ -40,4 +45,7 @@ internal struct JournalEntryHeader
     public const int ChecksumOffset = 56;
 
     public readonly bool IsCompressed => (Flags & CompressedFlag) != 0;
+
+    /// <summary>The stamp entries carry in the shared file the writer numbers <paramref name="fileNumber"/>.</summary>
+    public static int StampOf(long fileNumber) => unchecked((int)fileNumber);
 }

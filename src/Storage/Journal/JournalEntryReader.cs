@@ -27,6 +27,27 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     /// <summary>The file's header block (null, with the reason, when it has no valid header).</summary>
     public JournalFileHeader? ReadFileHeader(out string? problem) => JournalFiles.ReadHeader(_handle, Path, out _, out problem);
 
+    /// <summary>
+    /// The stamp every entry of a recycled shared file carries (<see cref="JournalEntryHeader.SharedFileStamp"/>), or null
+    /// where any stamp goes: the stale entries of the file's earlier use are valid entries too, of members that have since
+    /// synced them, and only their stamp tells them apart.
+    /// </summary>
+    public int? RequiredStamp
+    {
+        get
+        {
+            if (!_stampRead)
+            {
+                _requiredStamp = ReadFileHeader(out _) is { IsShared: true, IsRecycled: true } h ? JournalEntryHeader.StampOf(h.FileNumber) : null;
+                _stampRead = true;
+            }
+            return _requiredStamp;
+        }
+    }
+
+    private int? _requiredStamp;
+    private bool _stampRead;
+
     public string Path { get; }
 
     public long Number { get; }
@@ -80,6 +101,7 @@ internal sealed unsafe class JournalEntryReader : IDisposable
         if (FileIo.Read(_handle, Path, headerBytes, offsetBytes) < JournalEntryHeader.SizeBytes) return false;
         header = Unsafe.Read<JournalEntryHeader>(_buffer.Pointer);
         if (header.Marker != JournalEntryHeader.ExpectedMarker || (header.EnvironmentId == environmentId) == foreign) return false;
+        if (RequiredStamp is { } stamp && header.SharedFileStamp != stamp) return false;
         if (header.PayloadSizeBytes < 0 || header.UncompressedSizeBytes < 0 || header.RecordCount < 0) return false;
         if (header.PayloadSizeBytes > MaxEntryBytes || header.UncompressedSizeBytes > MaxEntryBytes) return false;
         entrySizeBytes = AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + header.PayloadSizeBytes);

@@ -34,8 +34,10 @@ internal struct JournalFileHeader
     /// <summary>
     /// A journal file of an environment group: the root's writer puts the entries of every member into it, and each member
     /// with entries there has it hard-linked into its own journal folder under a number of its own. <see cref="EnvironmentId"/>,
-    /// <see cref="FileNumber"/> and <see cref="FirstTransactionId"/> are the writing (root) environment's. It is never
-    /// recycled and never written again once its writer has closed, and it ends with a <see cref="JournalGroupEndMarker"/>.
+    /// <see cref="FileNumber"/> and <see cref="FirstTransactionId"/> are the writing (root) environment's. It is never written
+    /// again once its writer has closed, and it ends with a <see cref="JournalGroupEndMarker"/>. It is recycled only once no
+    /// member has a name for it but the one recycling it; a recycled one (<see cref="RecycledFlag"/>) takes only the entries
+    /// stamped with its number (<see cref="JournalEntryHeader.SharedFileStamp"/>).
     /// </summary>
     public const int SharedFlag = 2;
 
@@ -59,9 +61,10 @@ internal struct JournalFileHeader
 
     public readonly bool IsShared => (Flags & SharedFlag) != 0;
 
+    public readonly bool IsRecycled => (Flags & RecycledFlag) != 0;
+
     public static JournalFileHeader Create(ulong environmentId, long fileNumber, long fileSizeBytes, long firstTransactionId, bool recycled, bool shared = false)
     {
-        if (shared && recycled) throw new ArgumentException("A shared journal file is never recycled.", nameof(recycled));
         var header = new JournalFileHeader
         {
             Magic = ExpectedMagic,
@@ -105,8 +108,7 @@ internal struct JournalFileHeader
             problem = $"journal format {header.FormatVersion}, this library reads {CurrentFormatVersion} and {SharedFormatVersion}";
             return null;
         }
-        if (header.IsShared != (header.FormatVersion == SharedFormatVersion) || (header.IsShared && (header.Flags & RecycledFlag) != 0)
-            || (header.Flags & ~(RecycledFlag | SharedFlag)) != 0)
+        if (header.IsShared != (header.FormatVersion == SharedFormatVersion) || (header.Flags & ~(RecycledFlag | SharedFlag)) != 0)
         {
             problem = $"journal format {header.FormatVersion} with flags {header.Flags:x}: no such file";
             return null;

@@ -50,6 +50,10 @@ internal static class JournalGroupEndMarker
     /// <summary>Whether <paramref name="block"/> starts with the marker's magic (valid or not).</summary>
     public static bool HasMagic(ReadOnlySpan<byte> block) => block.Length >= 8 && BinaryPrimitives.ReadUInt64LittleEndian(block) == ExpectedMagic;
 
+    /// <summary>The writer's number for the file, read from a block that starts with the marker's magic (valid or not), or null.</summary>
+    public static long? WriterFileNumber(ReadOnlySpan<byte> block) =>
+        block.Length >= HeaderBytes && HasMagic(block) ? BinaryPrimitives.ReadInt64LittleEndian(block[16..]) : null;
+
     /// <summary>
     /// The record of <paramref name="environmentId"/> for its file <paramref name="fileNumber"/> in a valid marker at the start
     /// of <paramref name="block"/>, or null (no valid marker, or no such record).

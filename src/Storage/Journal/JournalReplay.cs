@@ -206,8 +206,13 @@ internal static class JournalReplay
         JournalEndMarker.TryParse(reader.ReadBlockStart(offset), environmentId, fileNumber) is { } marker ? (marker.NextFileNumber, marker.NextTransactionId) : null;
 
     /// <summary>Where a shared file's group end marker says this environment's journal goes on, or null.</summary>
-    private static (long FileNumber, long TransactionId)? NextAfterShared(JournalEntryReader reader, long offset, ulong environmentId, long fileNumber) =>
-        JournalGroupEndMarker.TryFind(reader.ReadBlock(offset), environmentId, fileNumber) is { } record ? (record.NextFileNumber, record.NextTransactionId) : null;
+    private static (long FileNumber, long TransactionId)? NextAfterShared(JournalEntryReader reader, long offset, ulong environmentId, long fileNumber)
+    {
+        var block = reader.ReadBlock(offset);
+        // In a recycled shared file, only a marker of the file's present use counts.
+        if (reader.RequiredStamp is { } stamp && JournalGroupEndMarker.WriterFileNumber(block) is { } number && JournalEntryHeader.StampOf(number) != stamp) return null;
+        return JournalGroupEndMarker.TryFind(block, environmentId, fileNumber) is { } record ? (record.NextFileNumber, record.NextTransactionId) : null;
+    }
 
     private static bool StartsNext(Dictionary<long, string> byNumber, long fileNumber, ulong environmentId, long transactionId)
     {
@@ -247,7 +252,8 @@ internal static class JournalReplay
     /// <summary>
     /// Says whether the bytes where the walk ended show an entry that was dropped: a header of this environment
     /// for the next transaction (written in part, or damaged), a torn end marker, or, in a file never recycled,
-    /// anything but zeros. A recycled file holds stale bytes of its earlier use there, which say nothing.
+    /// anything but zeros. A recycled file holds stale bytes of its earlier use there, which say nothing (in a recycled
+    /// shared file, entries and group end markers of other numbers than the file's).
     /// </summary>
     private static void ClassifyTail(JournalEntryReader reader, ReadOnlySpan<byte> block, ulong environmentId, JournalWalkResult result, long offset, bool shared)
     {
@@ -257,7 +263,8 @@ internal static class JournalReplay
         if (marker == JournalEntryHeader.ExpectedMarker && block.Length >= JournalEntryHeader.SizeBytes)
         {
             var entry = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEntryHeader>(block);
-            if (entry.EnvironmentId == environmentId && entry.TransactionId > result.LastTransactionId)
+            if (entry.EnvironmentId == environmentId && entry.TransactionId > result.LastTransactionId
+                && (reader.RequiredStamp is not { } stamp || entry.SharedFileStamp == stamp))
             {
                 reason = $"an incomplete or damaged entry of transaction {entry.TransactionId}";
             }
@@ -269,6 +276,8 @@ internal static class JournalReplay
         }
         else if (shared && JournalGroupEndMarker.HasMagic(block))
         {
+            // In a recycled shared file, a marker of the file's earlier use is stale bytes like any other.
+            if (reader.RequiredStamp is { } stamp && JournalGroupEndMarker.WriterFileNumber(block) is { } number && JournalEntryHeader.StampOf(number) != stamp) return;
             reason = "an incomplete or damaged group end marker";
         }
         else if (IsNeverRecycled(reader))

@@ -18,6 +18,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     private readonly List<(long Number, string Path, long SizeBytes, long SharedNumber)> _links = [];
     private readonly object _lock = new();
     private long _nextLinkNumber;
+    private long _linkedBytes;
     private long _durableTransactionId;
     private long _lastAppended;
     private long _pendingLast;
@@ -75,6 +76,9 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
         }
     }
 
+    /// <summary>The size of the shared files this environment has names for (read on every commit, without a lock).</summary>
+    public long LinkedBytes => Interlocked.Read(ref _linkedBytes);
+
     public int FileCount
     {
         get
@@ -124,6 +128,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
             {
                 _links.Add((file.Number, file.Path, file.SizeBytes, file.Number));
                 _nextLinkNumber = Math.Max(_nextLinkNumber, file.Number + 1);
+                Interlocked.Add(ref _linkedBytes, file.SizeBytes);
             }
             return file.Number;
         }
@@ -132,7 +137,11 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
         var path = Path.Combine(_directory, JournalFile.FileName(number));
         JournalLinks.Create(file.Path, path);
         if (sync) SyncFolder();
-        lock (_lock) _links.Add((number, path, file.SizeBytes, file.Number));
+        lock (_lock)
+        {
+            _links.Add((number, path, file.SizeBytes, file.Number));
+            Interlocked.Add(ref _linkedBytes, file.SizeBytes);
+        }
         return number;
     }
 
@@ -257,19 +266,23 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     /// <summary>Whether entries of this environment were appended and no write has taken them yet.</summary>
     internal bool HasUnwrittenEntries => Interlocked.Read(ref _pendingBytes) != 0;
 
-    /// <summary>Removes this environment's names of the shared files before <paramref name="firstNeededFileNumber"/> (never the one in use).</summary>
+    /// <summary>
+    /// Removes this environment's names of the shared files before <paramref name="firstNeededFileNumber"/> (never the one in
+    /// use); the group's writer takes a file back for reuse when the name was its last.
+    /// </summary>
     public int Retire(long firstNeededFileNumber)
     {
-        List<string> retired = [];
+        List<(string Path, long SharedNumber, long SizeBytes)> retired = [];
         lock (_lock)
         {
             while (_links.Count > 1 && _links[0].Number < firstNeededFileNumber)
             {
-                retired.Add(_links[0].Path);
+                retired.Add((_links[0].Path, _links[0].SharedNumber, _links[0].SizeBytes));
+                Interlocked.Add(ref _linkedBytes, -_links[0].SizeBytes);
                 _links.RemoveAt(0);
             }
         }
-        foreach (var path in retired) JournalFiles.Delete(path, _faults);
+        foreach (var (path, sharedNumber, sizeBytes) in retired) _shared.RetireLink(path, sharedNumber, sizeBytes);
         return retired.Count;
     }
 

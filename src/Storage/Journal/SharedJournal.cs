@@ -17,9 +17,12 @@ namespace Storage.Journal;
 /// <para>Moving to a new file, in this order: the file is created, pre-written and given its shared header while it is a
 /// spare; renamed to the root's next number; linked into every member's folder (each folder synced); then, inside the next
 /// durable write, a group end marker goes after the old file's last entry, with each member's number for the old and the
-/// new file and its next transaction, and only then the entries. Shared files are never recycled, and never written
-/// again once this writer is closed: each member removes its own name when its data file is synced past the file, and
-/// the file system frees the file with its last name.</para>
+/// new file and its next transaction, and only then the entries. A shared file is never written again once this writer is
+/// closed. Each member removes its own name when its data file is synced past the file; the member that finds its name to
+/// be the file's last hands the file back to this writer, which renames it into the root's folder as a spare and puts it
+/// into use again instead of writing a new file's zeros (the root's name counts as a member's). Every entry carries the
+/// writer's number for its file (<see cref="JournalEntryHeader.SharedFileStamp"/>), and a recycled file's readers take only
+/// the entries and markers of its present number: the earlier use's, stale, are never replayed.</para>
 /// <para>A failed durable write fails every member (each is poisoned, as a failed write of its own journal poisons an
 /// environment alone): whether any of the batch reached the disk is unknown.</para>
 /// </remarks>
@@ -40,6 +43,18 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     private readonly List<MemberJournal> _members = [];
 
+    /// <summary>Retired files kept for reuse (guarded by <see cref="_pendingLock"/>), in the order they will be used.</summary>
+    private readonly Queue<JournalFile> _recycled = new();
+
+    /// <summary>As many retired files as an environment's own journal keeps: enough for a flush cycle.</summary>
+    private const int MaxRecycled = 4;
+
+    /// <summary>
+    /// Serializes the members' retirements of names, so that of two members removing their names of one file at once, the
+    /// second sees its name as the last and the file is reused.
+    /// </summary>
+    private readonly object _retireLock = new();
+
     /// <summary>Members with entries in <see cref="_pending"/>.</summary>
     private readonly List<MemberJournal> _pendingMembers = [];
 
@@ -57,6 +72,11 @@ internal sealed unsafe class SharedJournal : IDisposable
     private long _durableWrites;
     private long _bytesWritten;
     private long _linksMade;
+    private long _filesCreated;
+    private long _filesReused;
+
+    /// <summary>The number of the file in use, read without a lock to stamp entries before they are appended (-1 before the first).</summary>
+    private long _currentNumber = -1;
 
     /// <summary>The group end marker the next durable write puts after the previous file's last entry (set by a switch).</summary>
     private (JournalFile File, long OffsetBytes, GroupEndRecord[] Records)? _pendingEndMarker;
@@ -64,11 +84,6 @@ internal sealed unsafe class SharedJournal : IDisposable
     public SharedJournal(string rootJournalDirectory, ulong rootEnvironmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes,
         PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod)
     {
-        // Spares of the root's own journal (kept from when it was open alone) keep their names: new ones are numbered after them.
-        foreach (var path in Directory.Exists(rootJournalDirectory) ? Directory.EnumerateFiles(rootJournalDirectory, "*" + JournalFile.SpareExtension) : [])
-        {
-            if (JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) _spareCounter = Math.Max(_spareCounter, counter);
-        }
         _directory = rootJournalDirectory;
         _writerId = rootEnvironmentId;
         _nextNumber = firstFreeFileNumber;
@@ -78,6 +93,36 @@ internal sealed unsafe class SharedJournal : IDisposable
         _io = io;
         _faults = faults;
         WritePolicy = new DurableWritePolicy(writeMethod);
+        AdoptSpares();
+    }
+
+    /// <summary>
+    /// Spares in the root's folder (kept from when it was open alone, or left by a crash of the group) are written already:
+    /// those that are the root's (a journal file header of the root's, shared or not) or blank, with no other name, are
+    /// kept for reuse, as many as <see cref="MaxRecycled"/>; the root's others are deleted, and anything else is left alone.
+    /// New spares are numbered after all of them.
+    /// </summary>
+    private void AdoptSpares()
+    {
+        if (!Directory.Exists(_directory)) return;
+        foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
+        {
+            if (!JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) continue;
+            _spareCounter = Math.Max(_spareCounter, counter);
+            var ownership = JournalFiles.Ownership(path, _writerId);
+            if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
+            var length = new FileInfo(path).Length;
+            if (_recycled.Count < MaxRecycled && length >= _minFileSizeBytes && length % AlignedBuffer.Alignment == 0 && Posix.LinkCount(path) == 1)
+            {
+                var spare = JournalFile.Open(path, number: -1, _io);
+                spare.IsRecycled = ownership == JournalFileOwnership.Own;
+                _recycled.Enqueue(spare);
+            }
+            else
+            {
+                JournalFiles.Delete(path, _faults);
+            }
+        }
     }
 
     /// <summary>The root environment's id: the writer named in every shared file's header.</summary>
@@ -93,6 +138,12 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     /// <summary>Links made into members' folders.</summary>
     public long LinksMade => Interlocked.Read(ref _linksMade);
+
+    /// <summary>New files made (sized and written with zeros).</summary>
+    public long FilesCreated => Interlocked.Read(ref _filesCreated);
+
+    /// <summary>Files put into use again: retired once every member was done with them, or spares adopted at open.</summary>
+    public long FilesReused => Interlocked.Read(ref _filesReused);
 
     public bool IsDirect
     {
@@ -167,6 +218,8 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// </summary>
     public (long FileNumber, long OffsetBytes) Append(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
     {
+        // Stamped for the file in use outside the lock (a checksum over the entry); restamped under it if a switch came between.
+        Stamp(entry, Volatile.Read(ref _currentNumber));
         lock (_pendingLock)
         {
             ThrowIfFailedOrClosed();
@@ -191,13 +244,25 @@ internal sealed unsafe class SharedJournal : IDisposable
         }
     }
 
+    /// <summary>Gives the entry the stamp of file <paramref name="fileNumber"/>, and the checksum that goes with it, unless it has it.</summary>
+    private static void Stamp(byte* entry, long fileNumber)
+    {
+        var header = (JournalEntryHeader*)entry;
+        var stamp = JournalEntryHeader.StampOf(fileNumber);
+        if (header->SharedFileStamp == stamp) return;
+        header->SharedFileStamp = stamp;
+        header->Checksum = JournalEntryBuilder.ComputeChecksum(entry, header->PayloadSizeBytes, header->TransactionId);
+    }
+
     private bool Fits(long lengthBytes) => _current is not null && _position + lengthBytes + JournalGroupEndMarker.BlockBytes <= _current.SizeBytes;
 
     private (long FileNumber, long OffsetBytes) AppendLocked(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
     {
         if (_pendingLength == 0) _pendingStart = _position;
         _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
-        Buffer.MemoryCopy(entry, _pending.Pointer + _pendingLength, lengthBytes, lengthBytes);
+        var copy = _pending.Pointer + _pendingLength;
+        Buffer.MemoryCopy(entry, copy, lengthBytes, lengthBytes);
+        Stamp(copy, _current!.Number);
         _pendingLength += lengthBytes;
         if (member.NotePending(transactionId, lengthBytes)) _pendingMembers.Add(member);
         var start = _position;
@@ -322,14 +387,20 @@ internal sealed unsafe class SharedJournal : IDisposable
     private void Switch(long entryBytes)
     {
         var needed = JournalFileHeader.BlockBytes + AlignedBuffer.AlignUp(entryBytes) + JournalGroupEndMarker.BlockBytes;
-        var next = TakeSpare(needed) ?? JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, AlignedBuffer.AlignUp(needed)), _io, _faults);
+        var next = TakeSpare(needed);
+        if (next is null)
+        {
+            next = JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, AlignedBuffer.AlignUp(needed)), _io, _faults);
+            Interlocked.Increment(ref _filesCreated);
+        }
         // The number is used up even if what follows fails: a retry must not meet a file of that name.
         var number = _nextNumber++;
         var root = _members.Find(m => m.EnvironmentId == _writerId);
         var firstTransactionId = root?.NextTransactionId ?? 1;
         try
         {
-            next.WriteHeader(JournalFileHeader.Create(_writerId, number, next.SizeBytes, firstTransactionId, recycled: false, shared: true), _faults);
+            // A recycled file says so: its readers then take only entries stamped with this number.
+            next.WriteHeader(JournalFileHeader.Create(_writerId, number, next.SizeBytes, firstTransactionId, next.IsRecycled, shared: true), _faults);
             next.Rename(_directory, JournalFile.FileName(number), number, _faults);
         }
         catch
@@ -371,6 +442,8 @@ internal sealed unsafe class SharedJournal : IDisposable
             _pendingEndMarker = (previous, _position, records.ToArray());
         }
         _current = next;
+        Volatile.Write(ref _currentNumber, next.Number);
+        if (next.IsRecycled) Interlocked.Increment(ref _filesReused);
         _position = JournalFileHeader.BlockBytes;
         foreach (var member in _members) member.SetPosition(member.LinkNumberOf(next), _position);
         // Files grow while they are not retired as fast as they fill (a member still needs an older one), as an environment's own do.
@@ -380,9 +453,17 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     private string NextSpareName() => JournalFile.SpareName(Interlocked.Increment(ref _spareCounter));
 
-    /// <summary>The spare prepared in the background, if it is large enough (one that is not is deleted: it was never used).</summary>
+    /// <summary>
+    /// A retired file kept for reuse, else the spare prepared in the background, if it is large enough (one that is not is
+    /// deleted: the entry needs a larger file). Called with both locks held.
+    /// </summary>
     private JournalFile? TakeSpare(long neededBytes)
     {
+        while (_recycled.TryDequeue(out var recycled))
+        {
+            if (recycled.SizeBytes >= neededBytes) return recycled;
+            recycled.Delete(_faults);
+        }
         WaitForSparePreparation();
         var spare = Interlocked.Exchange(ref _spare, null);
         if (spare is null || spare.SizeBytes >= neededBytes) return spare;
@@ -390,15 +471,19 @@ internal sealed unsafe class SharedJournal : IDisposable
         return null;
     }
 
-    /// <summary>The next file is made (sized and written with zeros) off the commit path, while the current one fills.</summary>
+    /// <summary>
+    /// The next file is made (sized and written with zeros) off the commit path, while the current one fills, unless a retired
+    /// file waits for reuse. Called with the pending lock held.
+    /// </summary>
     private void StartPreparingSpare()
     {
-        if (Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
+        if (_recycled.Count > 0 || Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
         var name = NextSpareName();
         var size = _nextSizeBytes;
         _preparing = Task.Run(() =>
         {
             var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
+            Interlocked.Increment(ref _filesCreated);
             if (Volatile.Read(ref _closed) || Interlocked.CompareExchange(ref _spare, file, null) is not null) file.Delete(_faults);
         });
     }
@@ -407,6 +492,52 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     private JournalFile? _spare;
     private Task? _preparing;
+
+    /// <summary>
+    /// A member's name for shared file <paramref name="sharedNumber"/> goes: the member's data file is synced past the file.
+    /// When the name is the file's last (every other member, the root among them, has removed its own, each once synced past
+    /// it), the file is obsolete for the whole group and is renamed into the root's folder as a spare to be put into use again;
+    /// otherwise, or when enough files wait for reuse already, only the name goes. The file in use, and the one whose group
+    /// end marker the next write puts in place, are never taken back.
+    /// </summary>
+    internal void RetireLink(string path, long sharedNumber, long sizeBytes)
+    {
+        lock (_retireLock)
+        {
+            bool reuse;
+            lock (_pendingLock)
+            {
+                reuse = !_closed && Volatile.Read(ref _failure) is null && _recycled.Count < MaxRecycled && sizeBytes >= _nextSizeBytes
+                    && _current?.Number != sharedNumber && _pendingEndMarker?.File.Number != sharedNumber;
+            }
+            // No one makes a new name for a retired file, so a count of one cannot go up again.
+            if (!reuse || Posix.LinkCount(path) != 1)
+            {
+                JournalFiles.Delete(path, _faults);
+                return;
+            }
+            var file = JournalFile.Open(path, number: -1, _io);
+            try
+            {
+                file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
+            }
+            catch
+            {
+                file.Dispose();
+                throw;
+            }
+            file.IsRecycled = true;
+            lock (_pendingLock)
+            {
+                if (!_closed)
+                {
+                    _recycled.Enqueue(file);
+                    return;
+                }
+            }
+            file.Delete(_faults);
+        }
+    }
 
     private void ThrowIfFailedOrClosed()
     {
@@ -422,23 +553,21 @@ internal sealed unsafe class SharedJournal : IDisposable
     public void Dispose()
     {
         WaitForSparePreparation();
-        if (Interlocked.Exchange(ref _spare, null) is { } unused)
-        {
-            try
-            {
-                unused.Delete(_faults);
-            }
-            catch (StorageException)
-            {
-                // A never-used spare left behind is deleted or adopted when the root next opens alone.
-            }
-        }
+        List<JournalFile> unused = [];
+        if (Interlocked.Exchange(ref _spare, null) is { } spare) unused.Add(spare);
         MemberJournal[] closing;
         lock (_ioLock)
         {
             lock (_pendingLock)
             {
-                if (_closed) return;
+                // Files retired after this are deleted, not kept (see RetireLink).
+                unused.AddRange(_recycled);
+                _recycled.Clear();
+                if (_closed)
+                {
+                    DeleteUnused(unused);
+                    return;
+                }
                 _closed = true;
                 _current?.Dispose();
                 _current = null;
@@ -452,7 +581,23 @@ internal sealed unsafe class SharedJournal : IDisposable
                 _pendingMembers.Clear();
             }
         }
+        DeleteUnused(unused);
         // Outside the locks: a member's committers take its waiters' lock and then this writer's.
         foreach (var member in closing) member.WriterClosed();
+    }
+
+    private void DeleteUnused(List<JournalFile> spares)
+    {
+        foreach (var file in spares)
+        {
+            try
+            {
+                file.Delete(_faults);
+            }
+            catch (StorageException)
+            {
+                // A spare left behind is adopted or deleted when the root next opens.
+            }
+        }
     }
 }

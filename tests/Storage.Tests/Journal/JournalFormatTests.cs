@@ -79,7 +79,10 @@ public sealed unsafe class The_journal_and_header_formats
         Assert.Null(problem);
         Assert.True(parsed!.Value.IsShared);
         Assert.Equal(JournalFileHeader.SharedFormatVersion, parsed.Value.FormatVersion);
-        Assert.Throws<ArgumentException>(() => JournalFileHeader.Create(1, 1, 1 << 20, 1, recycled: true, shared: true));
+        // A shared file put into use again says so too.
+        var recycled = JournalFileHeader.Create(0xABCDEF, fileNumber: 9, fileSizeBytes: 1 << 20, firstTransactionId: 50, recycled: true, shared: true);
+        fixed (byte* p = block) recycled.WriteBlock(p);
+        Assert.True(JournalFileHeader.TryParse(block, out problem) is { IsShared: true, IsRecycled: true, FileNumber: 9 }, problem);
         // The flag without the version (or the version without the flag) is no file this library writes.
         foreach (var (version, flags) in new[] { (JournalFileHeader.CurrentFormatVersion, JournalFileHeader.SharedFlag), (JournalFileHeader.SharedFormatVersion, 0) })
         {

@@ -189,6 +189,49 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
         AssertRecovered(_root, "root", Transactions);
     }
 
+    [Fact]
+    public void In_a_recycled_shared_file_the_entries_of_its_earlier_use_are_not_replayed()
+    {
+        var number = FirstFileNumber(_root);
+        // The file's present use holds transactions 1-3 of each member, stamped with its number. After them lie entries of
+        // its earlier use, under an older number: valid, and with the very transaction ids that would continue each chain
+        // (as a member restored from an older copy would meet them).
+        var present = Interleave(_rootEntries[..3], _branchEntries[..3]).Select(e => e.StampedFor(number)).ToList();
+        var stale = Interleave(_rootEntries[3..], _branchEntries[3..]).Select(e => e.StampedFor(number - 7)).ToList();
+        var shared = WriteShared(_root, number, [.. present, .. stale], endRecords: [], recycled: true);
+        LinkInto(_branch, FirstFileNumber(_branch), shared);
+
+        foreach (var (directory, name) in new[] { (_root, "root"), (_branch, "branch") })
+        {
+            using (var env = StorageEnvironment.Open(directory, Options))
+            {
+                Assert.Equal(3, env.GetStats().Recovery.ReplayedTransactions);
+                Assert.False(env.GetStats().Recovery.TornTailDropped, env.GetStats().Recovery.TornTail);
+            }
+            AssertRecovered(directory, name, 3);
+        }
+    }
+
+    [Fact]
+    public void In_a_recycled_shared_file_a_group_end_marker_of_its_earlier_use_is_neither_followed_nor_a_torn_tail()
+    {
+        var number = FirstFileNumber(_root);
+        var staleRecords = new[] { new GroupEndRecord(_rootId, number, number + 1, NextTransactionId: 4), new GroupEndRecord(BranchId(), FirstFileNumber(_branch), FirstFileNumber(_branch) + 1, NextTransactionId: 4) };
+        var present = Interleave(_rootEntries[..3], _branchEntries[..3]).Select(e => e.StampedFor(number)).ToList();
+        var shared = WriteShared(_root, number, present, staleRecords, recycled: true, markerNumber: number - 7);
+        LinkInto(_branch, FirstFileNumber(_branch), shared);
+
+        foreach (var (directory, name) in new[] { (_root, "root"), (_branch, "branch") })
+        {
+            using (var env = StorageEnvironment.Open(directory, Options))
+            {
+                Assert.Equal(3, env.GetStats().Recovery.ReplayedTransactions);
+                Assert.False(env.GetStats().Recovery.TornTailDropped, env.GetStats().Recovery.TornTail);
+            }
+            AssertRecovered(directory, name, 3);
+        }
+    }
+
     private ulong BranchId() => _branchEntries[0].EnvironmentId;
 
     private static List<RawEntry> CommitAndCrash(string directory, string name, out ulong environmentId)
@@ -254,12 +297,12 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
     /// Writes a shared file of the root's as its writer would: the shared header, the entries back to back, then the group
     /// end marker when there are records, zeros to the end. It replaces the root's file of that number.
     /// </summary>
-    private unsafe string WriteShared(string rootDirectory, long number, List<RawEntry> entries, GroupEndRecord[] endRecords)
+    private unsafe string WriteShared(string rootDirectory, long number, List<RawEntry> entries, GroupEndRecord[] endRecords, bool recycled = false, long? markerNumber = null)
     {
         var entryBytes = entries.Sum(e => (long)e.Bytes.Length);
         var size = Math.Max(Options.MinJournalFileSizeBytes, JournalFileHeader.BlockBytes * 2 + entryBytes);
         var bytes = new byte[size];
-        var header = JournalFileHeader.Create(_rootId, number, size, firstTransactionId: entries.First(e => e.EnvironmentId == _rootId).TransactionId, recycled: false, shared: true);
+        var header = JournalFileHeader.Create(_rootId, number, size, firstTransactionId: entries.First(e => e.EnvironmentId == _rootId).TransactionId, recycled, shared: true);
         fixed (byte* p = bytes) header.WriteBlock(p);
         var offset = JournalFileHeader.BlockBytes;
         foreach (var entry in entries)
@@ -267,7 +310,7 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
             entry.Bytes.CopyTo(bytes, offset);
             offset += entry.Bytes.Length;
         }
-        if (endRecords.Length > 0) JournalGroupEndMarker.Write(bytes.AsSpan(offset), _rootId, number, endRecords);
+        if (endRecords.Length > 0) JournalGroupEndMarker.Write(bytes.AsSpan(offset), _rootId, markerNumber ?? number, endRecords);
         var path = Path.Combine(rootDirectory, "Journals", JournalFile.FileName(number));
         File.WriteAllBytes(path, bytes);
         return path;
@@ -283,5 +326,19 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
         return link;
     }
 
-    private sealed record RawEntry(ulong EnvironmentId, long TransactionId, byte[] Bytes);
+    private sealed record RawEntry(ulong EnvironmentId, long TransactionId, byte[] Bytes)
+    {
+        /// <summary>The entry as a group's writer puts it into its shared file <paramref name="fileNumber"/>: stamped, checksum to match.</summary>
+        public unsafe RawEntry StampedFor(long fileNumber)
+        {
+            var bytes = (byte[])Bytes.Clone();
+            fixed (byte* p = bytes)
+            {
+                var header = (JournalEntryHeader*)p;
+                header->SharedFileStamp = JournalEntryHeader.StampOf(fileNumber);
+                header->Checksum = JournalEntryBuilder.ComputeChecksum(p, header->PayloadSizeBytes, header->TransactionId);
+            }
+            return this with { Bytes = bytes };
+        }
+    }
 }
