@@ -7,7 +7,10 @@ namespace Storage.Tests.PagingTests;
 
 public sealed class Scratch_past_its_budget_while_a_reader_holds_it
 {
-    /// <summary>A 1 MiB budget and no background flush: only the test decides when the reader check runs.</summary>
+    /// <summary>
+    /// A 1 MiB budget and no flush on a timer. Commits past the budget still wake the flusher; the test runs the reader check
+    /// that spills itself (<c>CheckNow</c>) rather than wait for it.
+    /// </summary>
     private static readonly StorageOptions Options = TestOptions.JournalOnly with { ScratchBudgetBytes = 1 << 20 };
 
     [Fact]
