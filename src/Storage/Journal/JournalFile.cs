@@ -57,6 +57,39 @@ internal sealed class JournalFile : IDisposable
             && long.TryParse(name.AsSpan(6), NumberStyles.None, CultureInfo.InvariantCulture, out counter);
     }
 
+    /// <summary>
+    /// Spares left in <paramref name="directory"/> by an earlier run are pre-written already: those of
+    /// <paramref name="environmentId"/> (a journal file header of its own, shared or not: recycled) or blank (never used),
+    /// at least <paramref name="minSizeBytes"/> long and with no other name, go into <paramref name="into"/> for reuse while
+    /// it holds fewer than <paramref name="max"/>; the environment's other spares are deleted (for one with another name
+    /// too, only its name here), and anything else is left alone. Returns the highest spare counter met, so that new
+    /// spares are numbered after every one there.
+    /// </summary>
+    public static long AdoptSpares(string directory, ulong environmentId, long minSizeBytes, int max, Queue<JournalFile> into, PlatformIo io, IFaultInjector? faults)
+    {
+        long highest = 0;
+        if (!Directory.Exists(directory)) return highest;
+        foreach (var path in Directory.EnumerateFiles(directory, "*" + SpareExtension))
+        {
+            if (!TryParseSpareCounter(System.IO.Path.GetFileName(path), out var counter)) continue;
+            highest = Math.Max(highest, counter);
+            var ownership = JournalFiles.Ownership(path, environmentId);
+            if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
+            var length = new FileInfo(path).Length;
+            if (into.Count < max && length >= minSizeBytes && length % AlignedBuffer.Alignment == 0 && Posix.LinkCount(path) is not > 1)
+            {
+                var spare = Open(path, number: -1, io);
+                spare.IsRecycled = ownership == JournalFileOwnership.Own;
+                into.Enqueue(spare);
+            }
+            else
+            {
+                JournalFiles.Delete(path, faults);
+            }
+        }
+        return highest;
+    }
+
     /// <summary>Waits for a spare being made in the background; one that failed is not used, and its error is not this caller's.</summary>
     public static void WaitForPreparation(Task? preparing)
     {

@@ -99,33 +99,9 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         AdoptSpares();
     }
 
-    /// <summary>
-    /// Spares left by an earlier run are pre-written already: keep them for use. A spare is ours when its first
-    /// block is zero (never used) or a journal file header of this environment (recycled); anything else is left alone.
-    /// One that has another name too (a hard link) is not reused: only its name here is removed.
-    /// </summary>
-    private void AdoptSpares()
-    {
-        if (!Directory.Exists(_directory)) return;
-        foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
-        {
-            if (!JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) continue;
-            _spareCounter = Math.Max(_spareCounter, counter);
-            var ownership = JournalFiles.Ownership(path, _environmentId);
-            if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
-            var length = new FileInfo(path).Length;
-            if (_spares.Count < MaxSpares && length >= _nextSizeBytes && length % AlignedBuffer.Alignment == 0 && Posix.LinkCount(path) is not > 1)
-            {
-                var spare = JournalFile.Open(path, number: -1, _io);
-                spare.IsRecycled = ownership == JournalFileOwnership.Own;
-                _spares.Enqueue(spare);
-            }
-            else
-            {
-                JournalFiles.Delete(path, _faults);
-            }
-        }
-    }
+    /// <summary>Spares left by an earlier run are pre-written already: keep them for use (see <see cref="JournalFile.AdoptSpares"/>).</summary>
+    private void AdoptSpares() =>
+        _spareCounter = Math.Max(_spareCounter, JournalFile.AdoptSpares(_directory, _environmentId, _nextSizeBytes, MaxSpares, _spares, _io, _faults));
 
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
 

@@ -98,32 +98,10 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     /// <summary>
     /// Spares in the root's folder (kept from when it was open alone, or left by a crash of the group) are written already:
-    /// those that are the root's (a journal file header of the root's, shared or not) or blank, with no other name, are
-    /// kept for reuse, as many as <see cref="MaxRecycled"/>; the root's others are deleted, and anything else is left alone.
-    /// New spares are numbered after all of them.
+    /// the root's, shared or not, are kept for reuse as its own are (see <see cref="JournalFile.AdoptSpares"/>).
     /// </summary>
-    private void AdoptSpares()
-    {
-        if (!Directory.Exists(_directory)) return;
-        foreach (var path in Directory.EnumerateFiles(_directory, "*" + JournalFile.SpareExtension))
-        {
-            if (!JournalFile.TryParseSpareCounter(Path.GetFileName(path), out var counter)) continue;
-            _spareCounter = Math.Max(_spareCounter, counter);
-            var ownership = JournalFiles.Ownership(path, _writerId);
-            if (ownership is not (JournalFileOwnership.Own or JournalFileOwnership.Blank)) continue;
-            var length = new FileInfo(path).Length;
-            if (_recycled.Count < MaxRecycled && length >= _minFileSizeBytes && length % AlignedBuffer.Alignment == 0 && Posix.LinkCount(path) == 1)
-            {
-                var spare = JournalFile.Open(path, number: -1, _io);
-                spare.IsRecycled = ownership == JournalFileOwnership.Own;
-                _recycled.Enqueue(spare);
-            }
-            else
-            {
-                JournalFiles.Delete(path, _faults);
-            }
-        }
-    }
+    private void AdoptSpares() =>
+        _spareCounter = Math.Max(_spareCounter, JournalFile.AdoptSpares(_directory, _writerId, _minFileSizeBytes, MaxRecycled, _recycled, _io, _faults));
 
     /// <summary>The root environment's id: the writer named in every shared file's header.</summary>
     public ulong WriterId => _writerId;

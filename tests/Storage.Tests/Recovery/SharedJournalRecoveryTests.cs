@@ -201,15 +201,7 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
         var shared = WriteShared(_root, number, [.. present, .. stale], endRecords: [], recycled: true);
         LinkInto(_branch, FirstFileNumber(_branch), shared);
 
-        foreach (var (directory, name) in new[] { (_root, "root"), (_branch, "branch") })
-        {
-            using (var env = StorageEnvironment.Open(directory, Options))
-            {
-                Assert.Equal(3, env.GetStats().Recovery.ReplayedTransactions);
-                Assert.False(env.GetStats().Recovery.TornTailDropped, env.GetStats().Recovery.TornTail);
-            }
-            AssertRecovered(directory, name, 3);
-        }
+        AssertEachReplaysCleanly(3);
     }
 
     [Fact]
@@ -221,18 +213,24 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
         var shared = WriteShared(_root, number, present, staleRecords, recycled: true, markerNumber: number - 7);
         LinkInto(_branch, FirstFileNumber(_branch), shared);
 
+        AssertEachReplaysCleanly(3);
+    }
+
+    private ulong BranchId() => _branchEntries[0].EnvironmentId;
+
+    /// <summary>Root and branch each replay exactly <paramref name="transactions"/>, drop no torn tail, and hold them.</summary>
+    private void AssertEachReplaysCleanly(int transactions)
+    {
         foreach (var (directory, name) in new[] { (_root, "root"), (_branch, "branch") })
         {
             using (var env = StorageEnvironment.Open(directory, Options))
             {
-                Assert.Equal(3, env.GetStats().Recovery.ReplayedTransactions);
+                Assert.Equal(transactions, env.GetStats().Recovery.ReplayedTransactions);
                 Assert.False(env.GetStats().Recovery.TornTailDropped, env.GetStats().Recovery.TornTail);
             }
-            AssertRecovered(directory, name, 3);
+            AssertRecovered(directory, name, transactions);
         }
     }
-
-    private ulong BranchId() => _branchEntries[0].EnvironmentId;
 
     private static List<RawEntry> CommitAndCrash(string directory, string name, out ulong environmentId)
     {
