@@ -5,10 +5,14 @@ namespace Storage.Inspect.Tests;
 
 public class GroupCommandTests
 {
+    /// <summary>
+    /// Small first files, so that the group goes through several; a maximum large enough that no member holds three maximum
+    /// files' worth of the group's files (which would make it flush and sync).
+    /// </summary>
     private static readonly StorageOptions Options = new()
     {
         MinJournalFileSizeBytes = 64 << 10,
-        MaxJournalFileSizeBytes = 128 << 10,
+        MaxJournalFileSizeBytes = 1 << 20,
         FlushIntervalMs = 600_000,
         SyncIntervalMs = 600_000,
     };
