@@ -310,8 +310,8 @@ public readonly record struct EnvironmentGroupStats
 
     /// <summary>
     /// Shared files put into use again instead of new ones: files every member was done with (each had synced its entries
-    /// there and removed its name), and spares found in the root's folder at open. Not on platforms that cannot count a
-    /// file's names.
+    /// there and removed its name), including such files found in the root's folder at open. Not on platforms that cannot
+    /// count a file's names.
     /// </summary>
     public long SharedJournalFilesReused { get; init; }
 }

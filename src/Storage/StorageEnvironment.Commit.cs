@@ -91,7 +91,7 @@ public sealed partial class StorageEnvironment
                 $"The transaction changes {uncompressed:N0} bytes of pages; one transaction may change at most {Options.MaxTransactionPayloadBytes:N0}. Nothing was written.");
         }
         var finishStarted = CommitProfile.Now();
-        var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root);
+        var (entry, length) = _entryBuilder.Finish(EnvironmentId, transactionId, pages.NextPageNumber, root, Journal.EntryStamp);
         var compressed = (((JournalEntryHeader*)entry)->Flags & JournalEntryHeader.CompressedFlag) != 0;
 
         // Making room may create a journal file; if that fails (a full disk), nothing of this entry was

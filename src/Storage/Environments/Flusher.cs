@@ -108,7 +108,7 @@ internal sealed class Flusher : IDisposable
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
         var sinceFlush = Interlocked.Add(ref _journalBytesSinceFlush, journalBytes);
         var limit = _env.Options.MaxJournalFileSizeBytes * MaxJournalFilesBeforeSync;
-        if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > limit || HoldsTooMuchOfSharedJournal(limit))
+        if (_env.Scratch.BytesInUse > _env.Options.ScratchBudgetBytes || sinceFlush > limit || HoldsTooMuchOfSharedJournal())
         {
             RequestFlush();
         }
@@ -123,17 +123,19 @@ internal sealed class Flusher : IDisposable
     /// as many itself, and no file could be reused. So it also asks for a flush once it holds more than an environment's own
     /// journal would between syncs, and again for each further file while its names cannot go.
     /// </summary>
-    private bool HoldsTooMuchOfSharedJournal(long limit)
+    private bool HoldsTooMuchOfSharedJournal()
     {
         if (_env.Journal is not MemberJournal member) return false;
         var held = member.LinkedBytes;
+        // The group's files are sized by the root's writer, whatever this member's own options say.
+        var limit = member.HeldBytesBeforeFlush(MaxJournalFilesBeforeSync);
         var last = Volatile.Read(ref _sharedHeldAtRequest);
         if (held < last)
         {
             last = held;
             Volatile.Write(ref _sharedHeldAtRequest, held);
         }
-        if (held <= limit || held < last + _env.Options.MaxJournalFileSizeBytes) return false;
+        if (held <= limit || held < last + limit / MaxJournalFilesBeforeSync) return false;
         Volatile.Write(ref _sharedHeldAtRequest, held);
         return true;
     }

@@ -62,6 +62,12 @@ internal unsafe interface IEnvironmentJournal : IDisposable
     /// <summary>Whether entries of this environment wait to be written.</summary>
     bool HasPendingEntries { get; }
 
+    /// <summary>
+    /// The stamp the next entry is built with (<see cref="JournalEntryHeader.SharedFileStamp"/>): the shared file's in use in a
+    /// group with shared journals, else 0. The writer restamps an entry that a file switch overtook.
+    /// </summary>
+    int EntryStamp { get; }
+
     /// <summary>When the oldest entry of this environment waiting was appended (a stopwatch timestamp), or 0.</summary>
     long PendingSinceTimestamp { get; }
 

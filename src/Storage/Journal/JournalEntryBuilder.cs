@@ -151,7 +151,7 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
     }
 
     /// <summary>Completes the entry; returns the aligned buffer and its length (a multiple of 4 KiB).</summary>
-    public (IntPtr Pointer, long LengthBytes) Finish(ulong environmentId, long transactionId, long nextPageNumber, in TreeHeader rootTree)
+    public (IntPtr Pointer, long LengthBytes) Finish(ulong environmentId, long transactionId, long nextPageNumber, in TreeHeader rootTree, int sharedFileStamp = 0)
     {
         var payload = PayloadSizeBytes;
         var target = _entry;
@@ -177,6 +177,7 @@ internal sealed unsafe class JournalEntryBuilder : IDisposable
             RecordCount = _records,
             Flags = flags,
             RootTree = rootTree,
+            SharedFileStamp = sharedFileStamp,
         };
         Unsafe.Write(target.Pointer, header);
         new Span<byte>(target.Pointer + JournalEntryHeader.SizeBytes + stored, (int)(total - JournalEntryHeader.SizeBytes - stored)).Clear();

@@ -269,7 +269,7 @@ internal static class JournalReplay
                 reason = $"an incomplete or damaged entry of transaction {entry.TransactionId}";
             }
         }
-        else if (marker == JournalEndMarker.ExpectedMagic && block.Length >= JournalEndMarker.SizeBytes)
+        else if (!shared && marker == JournalEndMarker.ExpectedMagic && block.Length >= JournalEndMarker.SizeBytes)
         {
             var end = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEndMarker>(block);
             if (end.FileNumber == reader.Number) reason = "an incomplete or damaged end marker";

@@ -105,6 +105,9 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
 
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
 
+    /// <summary>An environment's own files need no stamp.</summary>
+    public int EntryStamp => 0;
+
     public long BytesWritten => Interlocked.Read(ref _bytesWritten);
 
     /// <summary>Whether the current file was opened O_DIRECT.</summary>

@@ -62,6 +62,11 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
 
+    public int EntryStamp => _shared.CurrentStamp;
+
+    /// <summary>What this member may hold of the group's files before it asks for a flush: as much as an environment's own journal holds between syncs.</summary>
+    public long HeldBytesBeforeFlush(int filesBeforeSync) => _shared.MaxFileSizeBytes * filesBeforeSync;
+
     public long BytesWritten => Interlocked.Read(ref _bytesWritten);
 
     public bool IsDirect => _shared.IsDirect;

@@ -75,7 +75,7 @@ internal sealed unsafe class SharedJournal : IDisposable
     private long _filesCreated;
     private long _filesReused;
 
-    /// <summary>The number of the file in use, read without a lock to stamp entries before they are appended (-1 before the first).</summary>
+    /// <summary>The number of the file in use, read without a lock to stamp entries as they are built (-1 before the first).</summary>
     private long _currentNumber = -1;
 
     /// <summary>The group end marker the next durable write puts after the previous file's last entry (set by a switch).</summary>
@@ -108,6 +108,12 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     public DurableWritePolicy WritePolicy { get; }
 
+    /// <summary>The stamp of the file in use, for entries being built (<see cref="JournalEntryHeader.SharedFileStamp"/>).</summary>
+    public int CurrentStamp => JournalEntryHeader.StampOf(Volatile.Read(ref _currentNumber));
+
+    /// <summary>The largest file this writer makes.</summary>
+    public long MaxFileSizeBytes => _maxFileSizeBytes;
+
     /// <summary>Durable writes made (entries and group end markers), for every member together.</summary>
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
 
@@ -120,7 +126,7 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// <summary>New files made (sized and written with zeros).</summary>
     public long FilesCreated => Interlocked.Read(ref _filesCreated);
 
-    /// <summary>Files put into use again: retired once every member was done with them, or spares adopted at open.</summary>
+    /// <summary>Files put into use again: retired files every member was done with, including those found in the root's folder at open.</summary>
     public long FilesReused => Interlocked.Read(ref _filesReused);
 
     public bool IsDirect
@@ -196,8 +202,6 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// </summary>
     public (long FileNumber, long OffsetBytes) Append(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
     {
-        // Stamped for the file in use outside the lock (a checksum over the entry); restamped under it if a switch came between.
-        Stamp(entry, Volatile.Read(ref _currentNumber));
         lock (_pendingLock)
         {
             ThrowIfFailedOrClosed();
@@ -240,6 +244,7 @@ internal sealed unsafe class SharedJournal : IDisposable
         _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
         var copy = _pending.Pointer + _pendingLength;
         Buffer.MemoryCopy(entry, copy, lengthBytes, lengthBytes);
+        // Built for the file in use when its commit read the stamp; a switch since then (rare) means another.
         Stamp(copy, _current!.Number);
         _pendingLength += lengthBytes;
         if (member.NotePending(transactionId, lengthBytes)) _pendingMembers.Add(member);
@@ -346,7 +351,8 @@ internal sealed unsafe class SharedJournal : IDisposable
     {
         if (_pendingEndMarker is not { } pending) return;
         pending.File.WriteGroupEndMarker(_writerId, pending.Records, pending.OffsetBytes, _faults);
-        _pendingEndMarker = null;
+        // Under the pending lock: RetireLink reads it there, and a struct of three fields is not written at once.
+        lock (_pendingLock) _pendingEndMarker = null;
         pending.File.Dispose();
         Interlocked.Increment(ref _durableWrites);
     }
@@ -455,7 +461,7 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// </summary>
     private void StartPreparingSpare()
     {
-        if (_recycled.Count > 0 || Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
+        if (_recycled.Any(file => file.SizeBytes >= _nextSizeBytes) || Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
         var name = NextSpareName();
         var size = _nextSizeBytes;
         _preparing = Task.Run(() =>
@@ -498,6 +504,9 @@ internal sealed unsafe class SharedJournal : IDisposable
             try
             {
                 file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
+                // The rename syncs the root's folder; the member's folder, which lost the name, is synced too.
+                var from = Path.GetDirectoryName(path)!;
+                if (!string.Equals(Path.GetFullPath(from), Path.GetFullPath(_directory), StringComparison.Ordinal)) FileIo.SyncDirectory(from, _faults);
             }
             catch
             {

@@ -216,6 +216,24 @@ public sealed class Recovery_from_shared_journal_files : IDisposable
         AssertEachReplaysCleanly(3);
     }
 
+    [Fact]
+    public unsafe void In_a_shared_file_that_was_the_roots_own_an_end_marker_of_its_earlier_use_is_not_a_torn_tail()
+    {
+        var number = FirstFileNumber(_root);
+        var present = Interleave(_rootEntries[..3], _branchEntries[..3]).Select(e => e.StampedFor(number)).ToList();
+        var shared = WriteShared(_root, number, present, endRecords: [], recycled: true);
+        // Right after the present entries, the end marker the root's own journal left there, naming the file by its number.
+        var block = new byte[JournalEndMarker.BlockBytes];
+        fixed (byte* p = block) JournalEndMarker.Create(_rootId, number, number + 1, nextTransactionId: 40).WriteBlock(p);
+        using (var file = File.OpenHandle(shared, FileMode.Open, FileAccess.ReadWrite))
+        {
+            RandomAccess.Write(file, block, JournalFileHeader.BlockBytes + present.Sum(e => (long)e.Bytes.Length));
+        }
+        LinkInto(_branch, FirstFileNumber(_branch), shared);
+
+        AssertEachReplaysCleanly(3);
+    }
+
     private ulong BranchId() => _branchEntries[0].EnvironmentId;
 
     /// <summary>Root and branch each replay exactly <paramref name="transactions"/>, drop no torn tail, and hold them.</summary>
