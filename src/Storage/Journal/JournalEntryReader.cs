@@ -32,7 +32,7 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     /// where any stamp goes: the stale entries of the file's earlier use are valid entries too, of members that have since
     /// synced them, and only their stamp tells them apart.
     /// </summary>
-    public int? RequiredStamp
+    private int? RequiredStamp
     {
         get
         {
@@ -47,6 +47,16 @@ internal sealed unsafe class JournalEntryReader : IDisposable
 
     private int? _requiredStamp;
     private bool _stampRead;
+
+    /// <summary>Whether an entry with <paramref name="stamp"/> can belong to the file's present use (any can, unless it is a recycled shared file).</summary>
+    public bool IsOfPresentUse(int stamp) => RequiredStamp is not { } required || stamp == required;
+
+    /// <summary>
+    /// Whether the block holds a group end marker (valid or not) left by an earlier use of a recycled shared file: one whose
+    /// writer's number is not the file's present one.
+    /// </summary>
+    public bool IsStaleGroupEndMarker(ReadOnlySpan<byte> block) =>
+        JournalGroupEndMarker.WriterFileNumber(block) is { } number && !IsOfPresentUse(JournalEntryHeader.StampOf(number));
 
     public string Path { get; }
 
@@ -101,7 +111,7 @@ internal sealed unsafe class JournalEntryReader : IDisposable
         if (FileIo.Read(_handle, Path, headerBytes, offsetBytes) < JournalEntryHeader.SizeBytes) return false;
         header = Unsafe.Read<JournalEntryHeader>(_buffer.Pointer);
         if (header.Marker != JournalEntryHeader.ExpectedMarker || (header.EnvironmentId == environmentId) == foreign) return false;
-        if (RequiredStamp is { } stamp && header.SharedFileStamp != stamp) return false;
+        if (!IsOfPresentUse(header.SharedFileStamp)) return false;
         if (header.PayloadSizeBytes < 0 || header.UncompressedSizeBytes < 0 || header.RecordCount < 0) return false;
         if (header.PayloadSizeBytes > MaxEntryBytes || header.UncompressedSizeBytes > MaxEntryBytes) return false;
         entrySizeBytes = AlignedBuffer.AlignUp(JournalEntryHeader.SizeBytes + header.PayloadSizeBytes);

@@ -210,7 +210,7 @@ internal static class JournalReplay
     {
         var block = reader.ReadBlock(offset);
         // In a recycled shared file, only a marker of the file's present use counts.
-        if (reader.RequiredStamp is { } stamp && JournalGroupEndMarker.WriterFileNumber(block) is { } number && JournalEntryHeader.StampOf(number) != stamp) return null;
+        if (reader.IsStaleGroupEndMarker(block)) return null;
         return JournalGroupEndMarker.TryFind(block, environmentId, fileNumber) is { } record ? (record.NextFileNumber, record.NextTransactionId) : null;
     }
 
@@ -264,7 +264,7 @@ internal static class JournalReplay
         {
             var entry = System.Runtime.InteropServices.MemoryMarshal.Read<JournalEntryHeader>(block);
             if (entry.EnvironmentId == environmentId && entry.TransactionId > result.LastTransactionId
-                && (reader.RequiredStamp is not { } stamp || entry.SharedFileStamp == stamp))
+                && reader.IsOfPresentUse(entry.SharedFileStamp))
             {
                 reason = $"an incomplete or damaged entry of transaction {entry.TransactionId}";
             }
@@ -277,7 +277,7 @@ internal static class JournalReplay
         else if (shared && JournalGroupEndMarker.HasMagic(block))
         {
             // In a recycled shared file, a marker of the file's earlier use is stale bytes like any other.
-            if (reader.RequiredStamp is { } stamp && JournalGroupEndMarker.WriterFileNumber(block) is { } number && JournalEntryHeader.StampOf(number) != stamp) return;
+            if (reader.IsStaleGroupEndMarker(block)) return;
             reason = "an incomplete or damaged group end marker";
         }
         else if (IsNeverRecycled(reader))

@@ -73,13 +73,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public DurableWritePolicy WritePolicy => _shared.WritePolicy;
 
-    public long TotalBytes
-    {
-        get
-        {
-            lock (_lock) return _links.Sum(link => link.SizeBytes);
-        }
-    }
+    public long TotalBytes => LinkedBytes;
 
     /// <summary>The size of the shared files this environment has names for (read on every commit, without a lock).</summary>
     public long LinkedBytes => Interlocked.Read(ref _linkedBytes);
