@@ -259,13 +259,14 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// the write are left to their own committers, whom it wakes to lead the next one. One write each, measured: a thread
     /// that went on writing for the others (up to 16 writes) kept its own commit waiting, and W7 made 2,400 writes instead
     /// of 1,600 at the same rate. Returns false at once when another thread is writing: that write takes these entries too.
+    /// A member with none of its own waiting (a checkpoint after a file switch wrote them) still writes the others': a
+    /// checkpoint of any member leaves no entry of the group waiting.
     /// </summary>
     public bool WritePending(MemberJournal member)
     {
-        if (!member.HasUnwrittenEntries) return false;
         lock (_pendingLock)
         {
-            if (_writerActive) return false;
+            if (_pendingLength == 0 || _writerActive) return false;
             _writerActive = true;
         }
         bool wrote;
