@@ -19,6 +19,8 @@ internal sealed class LmdbEngine : IEngine
     /// <summary>Null when a liblmdb loads (asked for its version), else why not.</summary>
     private static string? Probe()
     {
+        const string missing = "missing (neither LightningDB's own liblmdb nor the system's liblmdb.so.0 (liblmdb0) loads)";
+        if (!LmdbNativeLibrary.Loads()) return missing;
         try
         {
             _ = LmdbEngineInstance.NativeVersion();
@@ -26,7 +28,7 @@ internal sealed class LmdbEngine : IEngine
         }
         catch (Exception e) when (e is DllNotFoundException or EntryPointNotFoundException or BadImageFormatException)
         {
-            return "missing (neither LightningDB's own liblmdb nor the system's liblmdb.so.0 (liblmdb0) loads)";
+            return missing;
         }
     }
 }

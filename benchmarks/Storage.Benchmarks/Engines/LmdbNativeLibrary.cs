@@ -31,6 +31,18 @@ internal static class LmdbNativeLibrary
         }
     }
 
+    /// <summary>
+    /// Whether a liblmdb loads and exports <c>mdb_version</c>, found the way the resolver finds it. Asked before any
+    /// LightningDB object exists: a <c>LightningEnvironment</c> whose constructor failed for want of the library
+    /// throws from its finalizer, which ends the process.
+    /// </summary>
+    public static bool Loads()
+    {
+        Register();
+        var handle = Resolve(LibraryName, typeof(LightningEnvironment).Assembly, searchPath: null);
+        return handle != 0 && NativeLibrary.TryGetExport(handle, "mdb_version", out _);
+    }
+
     private static nint Resolve(string name, Assembly assembly, DllImportSearchPath? searchPath)
     {
         if (name != LibraryName) return 0;
