@@ -26,6 +26,9 @@ public sealed partial class StorageEnvironment : IDisposable
 
     /// <summary>The thread-pool helper that diffs half of a large transaction's pages (tests switch it off).</summary>
     internal DiffHelper DiffHelper => _diffHelper;
+
+    /// <summary>Whether this environment's journal entries are compressed (tests force it).</summary>
+    internal CompressionPolicy Compression => _entryBuilder.Compression;
     private readonly List<ScratchBuffer> _pruned = [];
     private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;

@@ -22,9 +22,13 @@ internal sealed class CompressionPolicy
 
     public CompressionPolicy(int thresholdBytes) => _thresholdBytes = thresholdBytes;
 
+    /// <summary>Test seam: every payload of at least the threshold is compressed (kept where that saves a block).</summary>
+    public bool CompressWhenLarge { get; set; }
+
     public bool ShouldCompress(long payloadBytes)
     {
         if (_thresholdBytes <= 0 || payloadBytes < _thresholdBytes) return false;
+        if (CompressWhenLarge) return true;
         if (++_entriesSinceProbe >= ProbeEveryEntries || _compressBytesPerTick == 0 || _writeBytesPerTick == 0)
         {
             _entriesSinceProbe = 0;

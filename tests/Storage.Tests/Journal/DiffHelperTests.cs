@@ -17,9 +17,9 @@ public sealed class A_large_commit_diffed_on_two_threads
         using var shared = new TempDirectory("diff-helper");
         using var helperAlone = new TempDirectory("diff-helper");
         using var oneThread = new TempDirectory("diff-helper");
-        var sharedCommit = Fill(shared.Path, env => { });
-        var helperCommit = Fill(helperAlone.Path, env => env.DiffHelper.HelperTakesAll = true);
-        var oneThreadCommit = Fill(oneThread.Path, env => env.DiffHelper.MinPages = int.MaxValue);
+        var sharedCommit = Fill(shared.Path, Options, env => { });
+        var helperCommit = Fill(helperAlone.Path, Options, env => env.DiffHelper.HelperTakesAll = true);
+        var oneThreadCommit = Fill(oneThread.Path, Options, env => env.DiffHelper.MinPages = int.MaxValue);
 
         Assert.True(oneThreadCommit.Stats.LeafPages > 2 * Storage.Journal.DiffHelper.DefaultMinPages, $"{oneThreadCommit.Stats.LeafPages} leaves changed");
         Assert.Equal((1, 0, 0), (sharedCommit.Runs, helperCommit.Runs - 1, oneThreadCommit.Runs));
@@ -33,14 +33,39 @@ public sealed class A_large_commit_diffed_on_two_threads
             Assert.Equal(oneThreadCommit.Stats.UncompressedPayloadBytes, commit.Stats.UncompressedPayloadBytes);
             Assert.Equal(oneThreadCommit.Stats.JournalBytes, commit.Stats.JournalBytes);
         }
-        foreach (var path in new[] { shared.Path, helperAlone.Path, oneThread.Path })
+        foreach (var path in new[] { shared.Path, helperAlone.Path, oneThread.Path }) AssertRecovered(path, Options);
+    }
+
+    /// <summary>
+    /// The entry is compressed after the helper's records were added to it: recovery must find them inside the
+    /// compressed payload. The helper diffs every page, so none of the last commit's records are the committer's own.
+    /// </summary>
+    [Fact]
+    public void Compresses_the_helpers_records_with_the_rest_and_recovers_every_page()
+    {
+        using var temp = new TempDirectory("diff-helper");
+        var options = Options with { CompressionThresholdBytes = 4096 };
+        var commit = Fill(temp.Path, options, env =>
         {
-            using var env = StorageEnvironment.Open(path, Options);
-            using var tx = env.BeginRead();
-            var tree = tx.OpenTree("t");
-            Assert.Equal(Keys, tree.Count);
-            for (var i = 0; i < Keys; i++) Assert.Equal(Value(i, updated: i % Stride == 0), tree.Get(TestData.Key($"k{i:D6}")));
-        }
+            env.DiffHelper.HelperTakesAll = true;
+            env.Compression.CompressWhenLarge = true;
+        });
+
+        Assert.True(commit.Stats.Compressed, "the last commit's entry was not compressed");
+        Assert.True(commit.Stats.JournalBytes < commit.Stats.UncompressedPayloadBytes,
+            $"{commit.Stats.JournalBytes} bytes in the journal for {commit.Stats.UncompressedPayloadBytes} of payload");
+        Assert.Equal(1, commit.Runs);
+        Assert.Equal(commit.Stats.LeafPages + commit.Stats.BranchPages, commit.HelperPages);
+        AssertRecovered(temp.Path, options);
+    }
+
+    private static void AssertRecovered(string path, StorageOptions options)
+    {
+        using var env = StorageEnvironment.Open(path, options);
+        using var tx = env.BeginRead();
+        var tree = tx.OpenTree("t");
+        Assert.Equal(Keys, tree.Count);
+        for (var i = 0; i < Keys; i++) Assert.Equal(Value(i, updated: i % Stride == 0), tree.Get(TestData.Key($"k{i:D6}")));
     }
 
     private const int Keys = 60_000;
@@ -49,9 +74,9 @@ public sealed class A_large_commit_diffed_on_two_threads
     private static byte[] Value(int i, bool updated) => TestData.Value(updated ? -i - 1 : i, 100);
 
     /// <summary>Fills a tree, then changes one key in every few leaves in one transaction, then stops as a crash would.</summary>
-    private static (CommitStats Stats, long Runs, long HelperPages) Fill(string directory, Action<StorageEnvironment> setUp)
+    private static (CommitStats Stats, long Runs, long HelperPages) Fill(string directory, StorageOptions options, Action<StorageEnvironment> setUp)
     {
-        var env = StorageEnvironment.Open(directory, Options);
+        var env = StorageEnvironment.Open(directory, options);
         setUp(env);
         for (var start = 0; start < Keys; start += 5_000)
         {
