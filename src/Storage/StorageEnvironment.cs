@@ -29,6 +29,7 @@ public sealed partial class StorageEnvironment : IDisposable
 
     /// <summary>Whether this environment's journal entries are compressed (tests force it).</summary>
     internal CompressionPolicy Compression => _entryBuilder.Compression;
+
     private readonly List<ScratchBuffer> _pruned = [];
     private readonly List<long> _snapshots = [];
     private readonly Diagnostics.StorageMetrics _metrics;
