@@ -286,6 +286,7 @@ public sealed partial class StorageEnvironment
         var waitStarted = CommitProfile.Now();
         long waited;
         long published;
+        long durable;
         lock (PruneLock)
         {
             waited = CommitProfile.Now() - waitStarted;
@@ -293,9 +294,14 @@ public sealed partial class StorageEnvironment
             // newer one. Every version newer than it is kept (commits waiting for their durable write among them).
             published = CurrentState.TransactionId;
             Readers.CollectSnapshots(_snapshots);
+            // Read before the durable point is kept: the point kept is this one or a later one.
+            durable = Journal.DurableTransactionId;
             KeepDurablePoint(_snapshots, published);
+            var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             // Then pages of earlier commits pruned while they waited for their write: what they superseded may go now.
-            PageTable.PruneCommitted(dirty, _pruneAgain, System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots), published, _pruned);
+            PageTable.PruneCommitted(dirty, _pruneAgain, snapshots, published, _pruned);
+            // And pages of lazy commits now durable: the versions kept for the durable point before them may go.
+            PageTable.PruneQueued(_pruneAfterDurable, Math.Min(durable, published), MaxPrunesAfterDurablePerCommit, snapshots, published, _pruned);
         }
         while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published) _pruneAgain.Dequeue();
         if (transactionId > published)
@@ -303,6 +309,18 @@ public sealed partial class StorageEnvironment
             foreach (var (pageNumber, page) in dirty)
             {
                 if (!page.IsFreed) _pruneAgain.Enqueue((transactionId, pageNumber));
+            }
+        }
+        else if (transactionId > durable)
+        {
+            // A lazy commit, visible before it is durable: the version each page had at the durable point stays until
+            // the journal is durable past this commit (the flusher may write only up to that point). Pruned again then,
+            // once, rather than when the page next changes: otherwise every page a bulk load touches holds two versions.
+            // A long lazy delay would grow the queue without end (a page once per commit): past its cap, the versions wait
+            // for the page's next change or the flusher, as they would without it.
+            foreach (var (pageNumber, page) in dirty)
+            {
+                if (!page.IsFreed && _pruneAfterDurable.Count < MaxPrunesAfterDurableQueued) _pruneAfterDurable.Enqueue((transactionId, pageNumber));
             }
         }
         foreach (var buffer in _pruned) Scratch.Return(buffer, onWriter: true);
@@ -313,6 +331,18 @@ public sealed partial class StorageEnvironment
 
     /// <summary>Pages of commits that were not yet visible when they pruned, oldest commit first (the writer's own).</summary>
     private readonly Queue<(long TransactionId, long PageNumber)> _pruneAgain = new();
+
+    /// <summary>Pages of lazy commits that were not yet durable when they pruned, oldest commit first (the writer's own).</summary>
+    private readonly Queue<(long TransactionId, long PageNumber)> _pruneAfterDurable = new();
+
+    /// <summary>
+    /// How many pages of <see cref="_pruneAfterDurable"/> one commit prunes at most: a lazy write makes thousands durable
+    /// at once, and pruning them all in the next commit would hold it up for milliseconds.
+    /// </summary>
+    private const int MaxPrunesAfterDurablePerCommit = 1024;
+
+    /// <summary>The most pages <see cref="_pruneAfterDurable"/> holds (2 MiB of queue).</summary>
+    private const int MaxPrunesAfterDurableQueued = 1 << 17;
 
     /// <summary>
     /// Flushes and syncs everything committed. Open read transactions keep their snapshot readable until

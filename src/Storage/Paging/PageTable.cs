@@ -149,6 +149,27 @@ internal sealed class PageTable
         }
     }
 
+    /// <summary>
+    /// <see cref="Prune"/> for the pages at the head of <paramref name="queue"/> whose transaction is at or before
+    /// <paramref name="upTo"/>, at most <paramref name="max"/> of them, taking each off the queue, under one hold of the lock.
+    /// </summary>
+    /// <returns>How many were pruned and taken off.</returns>
+    public int PruneQueued(Queue<(long TransactionId, long PageNumber)> queue, long upTo, int max,
+        ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
+    {
+        var done = 0;
+        lock (_mutate)
+        {
+            while (done < max && queue.TryPeek(out var next) && next.TransactionId <= upTo)
+            {
+                PruneLocked(next.PageNumber, snapshots, published, pruned);
+                queue.Dequeue();
+                done++;
+            }
+        }
+        return done;
+    }
+
     private void PruneLocked(long pageNumber, ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
         var entry = Find(_slots, pageNumber);

@@ -182,6 +182,54 @@ public sealed class A_lazy_commit
         return tx.Commit(durability);
     }
 
+    /// <summary>
+    /// Until a lazy commit is durable, each page it changed keeps the version it had at the durable point as well (the
+    /// flusher may write only up to that point). Once the journal is durable past it, the next commit gives those versions
+    /// back, whether or not the pages change again: a bulk load of lazy commits would otherwise hold two of every page.
+    /// </summary>
+    [Fact]
+    public void Gives_back_the_versions_kept_for_the_durable_point_once_it_is_written()
+    {
+        using var dir = new TempDirectory();
+        using var env = StorageEnvironment.Open(dir.Path, TestOptions.JournalOnly with { LazyCommitDelay = TimeSpan.FromHours(1) });
+        const int keys = 3_000;
+        using (var tx = env.BeginWrite())
+        {
+            var tree = tx.OpenOrCreateTree("t");
+            for (var i = 0; i < keys; i++) tree.Put(TestData.Key($"k{i:D5}"), TestData.Value(i, 100));
+            tx.Commit();
+        }
+        var filled = env.Scratch.BytesInUse;
+
+        // One key in every few: every leaf changes, lazily.
+        CommitStats lazy;
+        using (var tx = env.BeginWrite())
+        {
+            var tree = tx.OpenTree("t");
+            for (var i = 0; i < keys; i += 20) tree.Put(TestData.Key($"k{i:D5}"), TestData.Value(-i - 1, 100));
+            lazy = tx.Commit(CommitDurability.Lazy);
+        }
+        var kept = env.Scratch.BytesInUse - filled;
+        Assert.True(lazy.LeafPages >= 30, $"{lazy.LeafPages} leaves changed");
+        Assert.True(kept >= lazy.LeafPages * 8192L, $"{kept:N0} more bytes of scratch for {lazy.LeafPages} leaves kept twice");
+
+        // A durable commit elsewhere writes the lazy entry; the commit after it prunes.
+        Commit(env, CommitDurability.Durable, ("other-1", "x"));
+        Assert.True(env.GetStats().LastDurableTransactionId > lazy.TransactionId);
+        Commit(env, CommitDurability.Lazy, ("other-2", "x"));
+
+        var left = env.Scratch.BytesInUse - filled;
+        Assert.True(left <= kept - lazy.LeafPages * 8192L + 16 * 8192L,
+            $"{left:N0} bytes of scratch over the fill's after the durable point passed the lazy commit ({kept:N0} while it was kept, {lazy.LeafPages} leaves)");
+        for (var i = 0; i < keys; i += 20) Assert.Equal(TestData.Value(-i - 1, 100), GetBytes(env, $"k{i:D5}"));
+    }
+
+    private static byte[]? GetBytes(StorageEnvironment env, string key)
+    {
+        using var tx = env.BeginRead();
+        return tx.OpenTree("t").Get(TestData.Key(key));
+    }
+
     private sealed class Holder : IDisposable
     {
         private ReadTransaction? _held;
