@@ -32,7 +32,11 @@ public abstract record Command
             : $"Range({(From < 0 ? "open" : ModelKeys.Describe(From))}, {(To < 0 ? "open" : ModelKeys.Describe(To))}, reverse={Reverse})";
     }
 
-    public sealed record Commit : Command;
+    /// <summary>Commits the write transaction; a lazy commit is visible at once and durable with the next write of the journal.</summary>
+    public sealed record Commit(bool Lazy = false) : Command
+    {
+        public override string ToString() => Lazy ? "Commit(lazy)" : "Commit";
+    }
 
     public sealed record Rollback : Command;
 
@@ -161,7 +165,8 @@ public static class ModelGenerators
             (16, key.Select(k => (Command)new Command.Delete(k))),
             (10, key.Select(k => (Command)new Command.Get(k))),
             (8, scan),
-            (12, Gen.Constant((Command)new Command.Commit())),
+            (9, Gen.Constant((Command)new Command.Commit())),
+            (4, Gen.Constant((Command)new Command.Commit(Lazy: true))),
             (3, Gen.Constant((Command)new Command.Rollback())),
             (2, Gen.Constant((Command)new Command.Reopen())),
             (3, Gen.Constant((Command)new Command.CrashAndReopen())),

@@ -21,6 +21,12 @@ internal sealed class ModelRunner : IDisposable
     private long _lastTransactionId;
     private int _step;
 
+    /// <summary>What a crash must leave at least: the last commit known durable (a durable commit, a checkpoint, a clean close).</summary>
+    private (long TransactionId, SortedDictionary<byte[], byte[]> Model) _durable;
+
+    /// <summary>Lazy commits after <see cref="_durable"/>, in order: a crash may keep any prefix of them (the background writes them in order).</summary>
+    private readonly List<(long TransactionId, SortedDictionary<byte[], byte[]> Model)> _lazy = [];
+
     public ModelRunner(int optionsIndex)
     {
         _options = ModelOptions.Get(optionsIndex);
@@ -30,6 +36,7 @@ internal sealed class ModelRunner : IDisposable
             using var tx = _env.BeginWrite();
             tx.CreateTree(TreeName);
             _lastTransactionId = tx.Commit().TransactionId;
+            _durable = (_lastTransactionId, _committed);
         }
         catch
         {
@@ -91,17 +98,20 @@ internal sealed class ModelRunner : IDisposable
                 if (_tx is not null) CheckScan(_tx.OpenTree(TreeName), _pending, scan, "the write transaction");
                 using (var read = _env.BeginRead()) CheckScan(read.OpenTree(TreeName), _committed, scan, "a new snapshot");
                 break;
-            case Command.Commit:
+            case Command.Commit commit:
                 if (_tx is null) break;
-                var stats = _tx.Commit();
-                if (stats.TransactionId != 0)
-                {
-                    Expect(stats.TransactionId == _lastTransactionId + 1, $"Commit returned transaction {stats.TransactionId} after {_lastTransactionId}");
-                    _lastTransactionId = stats.TransactionId;
-                }
+                var stats = _tx.Commit(commit.Lazy ? CommitDurability.Lazy : CommitDurability.Durable);
                 _tx.Dispose();
                 _tx = null;
                 _committed = OrdinalBytes.Copy(_pending);
+                if (stats.TransactionId != 0)
+                {
+                    Expect(stats.TransactionId == _lastTransactionId + 1, $"Commit returned transaction {stats.TransactionId} after {_lastTransactionId}");
+                    Expect(stats.IsDurable == !commit.Lazy, $"the commit says durable={stats.IsDurable}");
+                    _lastTransactionId = stats.TransactionId;
+                    if (commit.Lazy) _lazy.Add((_lastTransactionId, _committed));
+                    else AllDurable();
+                }
                 // The reader check decides whether scratch spills; run it at a known point rather than on the flusher's schedule.
                 if (_options.SpillWhenPinned) _env.ReaderMonitor.CheckNow();
                 break;
@@ -115,21 +125,22 @@ internal sealed class ModelRunner : IDisposable
                 var problems = Storage.Inspection.EnvironmentChecker.Check(_temp.Path).Problems;
                 Expect(problems.Count == 0, $"the checker found {problems.Count} problem(s) after closing: {string.Join("; ", problems.Take(3))}");
                 _env = StorageEnvironment.Open(_temp.Path, _options);
+                AllDurable();
                 CheckCommitted("after a reopen");
                 break;
             case Command.CrashAndReopen:
                 CloseAll();
-                _env.SimulateCrash();
-                _env = StorageEnvironment.Open(_temp.Path, _options);
-                CheckCommitted("after a crash and reopen");
+                CrashAndReopen("after a crash and reopen");
                 break;
             case Command.Checkpoint:
                 _env.Checkpoint();
+                AllDurable();
                 break;
             case Command.Compact:
                 Apply(new Command.Commit());
                 // Compaction commits transactions of its own; they change no entry.
                 _lastTransactionId += _env.Compact().Transactions;
+                AllDurable();
                 CheckCommitted("after compacting");
                 break;
             case Command.OpenSnapshot:
@@ -186,9 +197,34 @@ internal sealed class ModelRunner : IDisposable
         if (_tx is not null) Compare(_pending, _tx.OpenTree(TreeName), "the write transaction at the end");
         CloseAll();
         CheckCommitted("at the end");
+        CrashAndReopen("after the final crash and reopen");
+    }
+
+    /// <summary>Everything committed is durable now (written by a durable commit, a checkpoint or a clean close).</summary>
+    private void AllDurable()
+    {
+        _durable = (_lastTransactionId, _committed);
+        _lazy.Clear();
+    }
+
+    /// <summary>
+    /// A crash keeps the last durable commit and may keep any prefix of the lazy commits after it, each whole; which one
+    /// is read from the recovered transaction id, and the recovered entries must be exactly that commit's.
+    /// </summary>
+    private void CrashAndReopen(string when)
+    {
         _env.SimulateCrash();
         _env = StorageEnvironment.Open(_temp.Path, _options);
-        CheckCommitted("after the final crash and reopen");
+        long recovered;
+        using (var read = _env.BeginRead()) recovered = read.TransactionId;
+        var state = recovered == _durable.TransactionId ? _durable : _lazy.Find(lazy => lazy.TransactionId == recovered);
+        Expect(state.Model is not null,
+            $"{when}: the last transaction is {recovered}, expected {_durable.TransactionId} (the last durable one){(_lazy.Count == 0 ? "" : $" or a lazy one up to {_lastTransactionId}")}");
+        _committed = state.Model!;
+        _pending = OrdinalBytes.Copy(_committed);
+        _lastTransactionId = recovered;
+        AllDurable();
+        CheckCommitted(when);
     }
 
     private void CheckCommitted(string when)
