@@ -244,6 +244,20 @@ public sealed partial class StorageEnvironment
     /// <summary>Commits appended whose journal entries may not be durable yet, in order, with the state each publishes.</summary>
     private readonly Queue<(CommitRecord Record, EnvironmentState State)> _commitRecords = new();
 
+    /// <summary>The newest commit whose record the flusher has: no flush can aim at a later one.</summary>
+    private long _handedToFlusher;
+
+    /// <summary>
+    /// What pruning may treat as published: the published state, or the newest commit handed to the flusher when that is
+    /// older. A flush aims at the newest record it has (or at a snapshot, which is kept anyway), and each record is handed
+    /// only once its entry is durable, some time after a lazy commit was published (and, for every commit, a moment after
+    /// the journal counts it durable). Every version newer than this point is kept, so whichever commit a flush aims at
+    /// later, the version it must write is there. Pruning by the published state alone, a lazy commit could drop the version
+    /// of a commit whose write was still under way, or durable but not yet handed over; a flush aiming there would write
+    /// the page as it was before that commit and count it flushed.
+    /// </summary>
+    internal long PrunePoint(long published) => Math.Min(published, Volatile.Read(ref _handedToFlusher));
+
     /// <summary>
     /// Makes the commits whose journal entries are durable visible to readers (lazy ones are already) and hands them to
     /// the flusher, in order: it may write a transaction's pages to the data file only then, or a crash could leave the
@@ -259,6 +273,8 @@ public sealed partial class StorageEnvironment
             {
                 _commitRecords.Dequeue();
                 _flusher.RecordCommit(next.Record);
+                // After the flusher has the record, never before: pruning trusts that no flush can aim below this.
+                Volatile.Write(ref _handedToFlusher, next.Record.TransactionId);
                 last = next.State;
             }
             // A full fence: a reader that registers on the old state is then visible to a pruner that reads the new one.
@@ -286,24 +302,29 @@ public sealed partial class StorageEnvironment
         var waitStarted = CommitProfile.Now();
         long waited;
         long published;
-        long durable;
+        long prunePoint;
         lock (PruneLock)
         {
             waited = CommitProfile.Now() - waitStarted;
             // The published state is read before the slots: a reader missing from them registers on that state or a
-            // newer one. Every version newer than it is kept (commits waiting for their durable write among them).
+            // newer one. Every version newer than it is kept (commits waiting for their durable write among them), and
+            // every version newer than the last commit handed to the flusher (see PrunePoint).
             published = CurrentState.TransactionId;
+            prunePoint = PrunePoint(published);
             Readers.CollectSnapshots(_snapshots);
-            // Read before the durable point is kept: the point kept is this one or a later one.
-            durable = Journal.DurableTransactionId;
             KeepDurablePoint(_snapshots, published);
             var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             // Then pages of earlier commits pruned while they waited for their write: what they superseded may go now.
-            PageTable.PruneCommitted(dirty, _pruneAgain, snapshots, published, _pruned);
-            // And pages of lazy commits now durable: the versions kept for the durable point before them may go.
-            PageTable.PruneQueued(_pruneAfterDurable, Math.Min(durable, published), MaxPrunesAfterDurablePerCommit, snapshots, published, _pruned);
+            PageTable.PruneCommitted(dirty, _pruneAgain, snapshots, prunePoint, _pruned);
+            // And pages of lazy commits the flusher now has: the versions kept before them may go.
+            PageTable.PruneQueued(_pruneAfterDurable, prunePoint, MaxPrunesAfterDurablePerCommit, snapshots, prunePoint, _pruned);
         }
-        while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published) _pruneAgain.Dequeue();
+        while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published)
+        {
+            _pruneAgain.Dequeue();
+            // Made visible by a lazy commit after it before the flusher has it: pruned again once the flusher does.
+            if (earlier.TransactionId > prunePoint && _pruneAfterDurable.Count < MaxPrunesAfterDurableQueued) _pruneAfterDurable.Enqueue(earlier);
+        }
         if (transactionId > published)
         {
             foreach (var (pageNumber, page) in dirty)
@@ -311,11 +332,11 @@ public sealed partial class StorageEnvironment
                 if (!page.IsFreed) _pruneAgain.Enqueue((transactionId, pageNumber));
             }
         }
-        else if (transactionId > durable)
+        else if (transactionId > prunePoint)
         {
-            // A lazy commit, visible before it is durable: the version each page had at the durable point stays until
-            // the journal is durable past this commit (the flusher may write only up to that point). Pruned again then,
-            // once, rather than when the page next changes: otherwise every page a bulk load touches holds two versions.
+            // A lazy commit, visible before the flusher has it: the versions its pages had before stay until the flusher
+            // has this commit (see PrunePoint). Pruned again then, once, rather than when the page next changes: otherwise
+            // every page a bulk load touches holds two versions.
             // A long lazy delay would grow the queue without end (a page once per commit): past its cap, the versions wait
             // for the page's next change or the flusher, as they would without it.
             foreach (var (pageNumber, page) in dirty)

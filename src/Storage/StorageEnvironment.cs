@@ -65,6 +65,7 @@ public sealed partial class StorageEnvironment : IDisposable
         EnvironmentId = header.EnvironmentId;
         _state = new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber);
         _writerState = _state;
+        _handedToFlusher = header.LastSyncedTransactionId;
         Journal = journal;
         journal.DurableWriteTimed = OnDurableWrite;
         journal.BecameDurable = PublishDurableCommits;

@@ -298,7 +298,7 @@ internal sealed class Flusher : IDisposable
             var published = _env.CurrentState.TransactionId;
             _env.Readers.CollectSnapshots(_snapshots);
             _env.KeepDurablePoint(_snapshots, published);
-            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), published, _swept);
+            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), _env.PrunePoint(published), _swept);
         }
         _endedAtSweep = ended;
         foreach (var buffer in _swept) _env.Scratch.Return(buffer, onWriter: false);
