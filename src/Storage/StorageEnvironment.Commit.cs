@@ -235,17 +235,26 @@ public sealed partial class StorageEnvironment
     /// </summary>
     internal void KeepDurablePoint(List<long> sortedSnapshots, long published)
     {
-        var durable = Journal.DurableTransactionId;
-        if (durable >= published) return;
-        var at = sortedSnapshots.BinarySearch(durable);
-        if (at < 0) sortedSnapshots.Insert(~at, durable);
+        // The last commit handed to the flusher first: a flush may aim there until it has a later one (see PrunePoint).
+        Keep(sortedSnapshots, Volatile.Read(ref _handedToFlusher), published);
+        Keep(sortedSnapshots, Journal.DurableTransactionId, published);
+
+        static void Keep(List<long> sortedSnapshots, long point, long published)
+        {
+            if (point >= published) return;
+            var at = sortedSnapshots.BinarySearch(point);
+            if (at < 0) sortedSnapshots.Insert(~at, point);
+        }
     }
 
     /// <summary>Commits appended whose journal entries may not be durable yet, in order, with the state each publishes.</summary>
     private readonly Queue<(CommitRecord Record, EnvironmentState State)> _commitRecords = new();
 
-    /// <summary>The newest commit whose record the flusher has: no flush can aim at a later one.</summary>
+    /// <summary>The last commit of the last batch of records handed to the flusher: no flush aims at a later one.</summary>
     private long _handedToFlusher;
+
+    /// <inheritdoc cref="_handedToFlusher"/>
+    internal long HandedToFlusher => Volatile.Read(ref _handedToFlusher);
 
     /// <summary>
     /// What pruning may treat as published: the published state, or the newest commit handed to the flusher when that is
@@ -256,7 +265,15 @@ public sealed partial class StorageEnvironment
     /// of a commit whose write was still under way, or durable but not yet handed over; a flush aiming there would write
     /// the page as it was before that commit and count it flushed.
     /// </summary>
-    internal long PrunePoint(long published) => Math.Min(published, Volatile.Read(ref _handedToFlusher));
+    /// <remarks>
+    /// While no write is under way (<see cref="IEnvironmentJournal.WritesUnderWay"/>), every durable commit has been
+    /// handed over and a later write holds every entry appended before this prune: the published state is the point, with
+    /// the last commit handed over and the durable point kept as snapshots (<see cref="KeepDurablePoint"/>), since a flush
+    /// can aim only at those or at a commit newer than this one. The count is read first: a write it missed began after
+    /// it, so after this commit's entry was appended, and holds it.
+    /// </remarks>
+    internal long PrunePoint(long published) =>
+        Journal.WritesUnderWay == 0 ? published : Math.Min(published, Volatile.Read(ref _handedToFlusher));
 
     /// <summary>
     /// Makes the commits whose journal entries are durable visible to readers (lazy ones are already) and hands them to
@@ -273,10 +290,11 @@ public sealed partial class StorageEnvironment
             {
                 _commitRecords.Dequeue();
                 _flusher.RecordCommit(next.Record);
-                // After the flusher has the record, never before: pruning trusts that no flush can aim below this.
-                Volatile.Write(ref _handedToFlusher, next.Record.TransactionId);
                 last = next.State;
             }
+            // Once for the whole batch, after the flusher has every record of it: a flush aims no further than this, so
+            // never inside a batch (see PrunePoint).
+            if (last is not null) Volatile.Write(ref _handedToFlusher, last.TransactionId);
             // A full fence: a reader that registers on the old state is then visible to a pruner that reads the new one.
             if (last is not null && last.TransactionId > _state.TransactionId) Interlocked.Exchange(ref _state, last);
         }
@@ -303,6 +321,7 @@ public sealed partial class StorageEnvironment
         long waited;
         long published;
         long prunePoint;
+        long settled;
         lock (PruneLock)
         {
             waited = CommitProfile.Now() - waitStarted;
@@ -311,19 +330,21 @@ public sealed partial class StorageEnvironment
             // every version newer than the last commit handed to the flusher (see PrunePoint).
             published = CurrentState.TransactionId;
             prunePoint = PrunePoint(published);
+            // Commits after this one the flusher does not have yet: what they superseded may be kept for it.
+            settled = Math.Min(published, HandedToFlusher);
             Readers.CollectSnapshots(_snapshots);
             KeepDurablePoint(_snapshots, published);
             var snapshots = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_snapshots);
             // Then pages of earlier commits pruned while they waited for their write: what they superseded may go now.
             PageTable.PruneCommitted(dirty, _pruneAgain, snapshots, prunePoint, _pruned);
             // And pages of lazy commits the flusher now has: the versions kept before them may go.
-            PageTable.PruneQueued(_pruneAfterDurable, prunePoint, MaxPrunesAfterDurablePerCommit, snapshots, prunePoint, _pruned);
+            PageTable.PruneQueued(_pruneAfterDurable, settled, MaxPrunesAfterDurablePerCommit, snapshots, prunePoint, _pruned);
         }
         while (_pruneAgain.TryPeek(out var earlier) && earlier.TransactionId <= published)
         {
             _pruneAgain.Dequeue();
             // Made visible by a lazy commit after it before the flusher has it: pruned again once the flusher does.
-            if (earlier.TransactionId > prunePoint && _pruneAfterDurable.Count < MaxPrunesAfterDurableQueued) _pruneAfterDurable.Enqueue(earlier);
+            if (earlier.TransactionId > settled && _pruneAfterDurable.Count < MaxPrunesAfterDurableQueued) _pruneAfterDurable.Enqueue(earlier);
         }
         if (transactionId > published)
         {
@@ -332,7 +353,7 @@ public sealed partial class StorageEnvironment
                 if (!page.IsFreed) _pruneAgain.Enqueue((transactionId, pageNumber));
             }
         }
-        else if (transactionId > prunePoint)
+        else if (transactionId > settled)
         {
             // A lazy commit, visible before the flusher has it: the versions its pages had before stay until the flusher
             // has this commit (see PrunePoint). Pruned again then, once, rather than when the page next changes: otherwise

@@ -254,7 +254,8 @@ internal sealed class Flusher : IDisposable
         lock (_env.PruneLock)
         {
             var latest = _env.CurrentState.TransactionId;
-            upTo = _env.Readers.OldestTransaction(latest);
+            // Never inside a batch of records being handed over: pruning keeps what the batches' ends need.
+            upTo = Math.Min(_env.Readers.OldestTransaction(latest), _env.HandedToFlusher);
             if (upTo <= _flushedUpTo) return;
             var taken = TakeRecordsUpTo(upTo);
             if (taken is null && _retryRecord is { } retry && retry.TransactionId <= upTo) taken = retry;

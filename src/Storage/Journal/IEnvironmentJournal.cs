@@ -63,6 +63,13 @@ internal unsafe interface IEnvironmentJournal : IDisposable
     bool HasPendingEntries { get; }
 
     /// <summary>
+    /// Writes of this environment's entries that have taken their entries and not yet handed their commits over
+    /// (<see cref="BecameDurable"/> returned, or the write failed). While none is, every durable commit is published and
+    /// handed to the flusher, and any later write holds every entry appended before it begins.
+    /// </summary>
+    int WritesUnderWay { get; }
+
+    /// <summary>
     /// The stamp the next entry is built with (<see cref="JournalEntryHeader.SharedFileStamp"/>): the shared file's in use in a
     /// group with shared journals, else 0. The writer restamps an entry that a file switch overtook.
     /// </summary>

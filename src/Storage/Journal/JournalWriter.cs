@@ -282,6 +282,8 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         lock (_pendingLock)
         {
             if (_pendingLength == 0) return false;
+            // Counted before a committer can append after this write took its entries (under this lock).
+            Interlocked.Increment(ref _writesUnderWay);
             (batch, _inFlight, _pending) = (_pending, _pending, _inFlight);
             start = _pendingStart;
             length = _pendingLength;
@@ -290,31 +292,43 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
             Volatile.Write(ref _pendingSinceTimestamp, 0);
             file = CurrentFile();
         }
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         try
         {
-            WritePendingEndMarker();
-            WriteDurably(file, batch.Pointer, length, start);
+            var started = System.Diagnostics.Stopwatch.GetTimestamp();
+            try
+            {
+                WritePendingEndMarker();
+                WriteDurably(file, batch.Pointer, length, start);
+            }
+            catch (Exception e)
+            {
+                // Whether any of the batch reached the disk is unknown: the position is no longer trustworthy, so nothing
+                // after this is written or acknowledged.
+                // Writes are serialized and none follows a failure: this is the first.
+                Interlocked.Exchange(ref _failedUpTo, lastTransactionId);
+                Volatile.Write(ref _failure, e);
+                WriteFailed?.Invoke(e);
+                Waiters.WakeAll();
+                throw;
+            }
+            DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
+            if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
+            MarkDurable(lastTransactionId);
+            // Published before the waiters wake, so that they find their commits visible and go on at once.
+            BecameDurable?.Invoke();
         }
-        catch (Exception e)
+        finally
         {
-            // Whether any of the batch reached the disk is unknown: the position is no longer trustworthy, so nothing
-            // after this is written or acknowledged.
-            // Writes are serialized and none follows a failure: this is the first.
-            Interlocked.Exchange(ref _failedUpTo, lastTransactionId);
-            Volatile.Write(ref _failure, e);
-            WriteFailed?.Invoke(e);
-            Waiters.WakeAll();
-            throw;
+            // Only once the commits are handed over (see WritesUnderWay).
+            Interlocked.Decrement(ref _writesUnderWay);
         }
-        DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
-        if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
-        MarkDurable(lastTransactionId);
-        // Published before the waiters wake, so that they find their commits visible and go on at once.
-        BecameDurable?.Invoke();
         Waiters.WakeDurable();
         return true;
     }
+
+    public int WritesUnderWay => Volatile.Read(ref _writesUnderWay);
+
+    private int _writesUnderWay;
 
     private JournalFile CurrentFile()
     {

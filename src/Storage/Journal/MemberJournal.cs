@@ -254,6 +254,9 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public bool HasPendingEntries => Volatile.Read(ref _pendingSince) != 0;
 
+    /// <summary>Always one: the group's writer takes and writes a member's entries on its own schedule, so pruning keeps what a flush of any of them could need.</summary>
+    public int WritesUnderWay => 1;
+
     public long PendingSinceTimestamp => Volatile.Read(ref _pendingSince);
 
     public bool WritePending() => _shared.WritePending(this);
