@@ -297,9 +297,11 @@ internal sealed class Flusher : IDisposable
         {
             // The published state is read before the slots (see PageTable.Prune).
             var published = _env.CurrentState.TransactionId;
+            // The prune point before the points kept: it reads the journal's count of writes under way first.
+            var prunePoint = _env.PrunePoint(published);
             _env.Readers.CollectSnapshots(_snapshots);
             _env.KeepDurablePoint(_snapshots, published);
-            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), _env.PrunePoint(published), _swept);
+            _env.PageTable.PruneAll(CollectionsMarshal.AsSpan(_snapshots), prunePoint, _swept);
         }
         _endedAtSweep = ended;
         foreach (var buffer in _swept) _env.Scratch.Return(buffer, onWriter: false);
