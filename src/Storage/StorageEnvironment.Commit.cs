@@ -131,7 +131,8 @@ public sealed partial class StorageEnvironment
         var appended = CommitProfile.Now();
         Interlocked.Increment(ref profile.Transactions);
         CommitProfile.Add(ref profile.BodyTicks, transaction.BeganTimestamp, commitStarted);
-        Interlocked.Add(ref profile.PageCopyTicks, pages.PageCopyTicks);
+        // The copies are estimated from a sample, so a few slow samples could make them exceed the body they are part of.
+        Interlocked.Add(ref profile.PageCopyTicks, Math.Min(pages.PageCopyTicks, commitStarted - transaction.BeganTimestamp));
         pages.PageCopyTicks = 0;
         Interlocked.Add(ref profile.ChecksumTicks, checksumTicks);
         Interlocked.Add(ref profile.DiffTicks, diffTicks);
