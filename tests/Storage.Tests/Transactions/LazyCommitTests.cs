@@ -106,6 +106,45 @@ public sealed class A_lazy_commit
     }
 
     /// <summary>
+    /// A durable commit's journal write is held in flight while a lazy commit changes the same page and is published
+    /// (with the durable one under it). Once the write ends, the flusher has the durable commit but not the lazy one: its
+    /// flush must find the page's version of the durable commit, which the lazy commit superseded while it was still
+    /// waiting for its write.
+    /// </summary>
+    [Fact]
+    public async Task Keeps_the_version_of_a_commit_whose_write_is_under_way_when_a_lazy_commit_supersedes_it()
+    {
+        using var dir = new TempDirectory();
+        var gate = new GatedJournalWrites();
+        var env = StorageEnvironment.Open(dir.Path, gate.Options with { LazyCommitDelay = TimeSpan.FromHours(1) });
+        PutAndCommit(env, "t", ("a", "first"));
+        env.Checkpoint();
+
+        gate.Arm();
+        var durable = Task.Run(() => Commit(env, CommitDurability.Durable, ("a", "durable")));
+        gate.WaitUntilHeld();
+        Assert.Equal(1, env.Journal.WritesUnderWay);
+        var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
+        Assert.False(lazy.IsDurable);
+        Assert.Equal("lazy", GetString(env, "t", "a"));
+        // A commit after it prunes again, with the lazy one published and the durable one's write still under way.
+        Commit(env, CommitDurability.Lazy, ("b", "lazy"));
+        gate.Release();
+        var durableStats = await durable;
+        Assert.True(durableStats.IsDurable);
+        Assert.Equal(durableStats.TransactionId, env.HandedToFlusher);
+
+        // The flush aims at the durable commit: the page as that commit left it.
+        env.FlushAsTheBackgroundWould();
+        Assert.Equal(durableStats.TransactionId, env.GetStats().LastSyncedTransactionId);
+        env.SimulateCrash();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("durable", GetString(reopened, "t", "a"));
+        Assert.Null(GetString(reopened, "t", "b"));
+    }
+
+    /// <summary>
     /// Many commits, lazy and durable, over few pages (so later ones supersede the page versions of earlier ones), with
     /// checkpoints flushing while lazy entries wait, then a crash: the state reopened is exactly the one after the last
     /// commit that was made durable, and the data file was never written ahead of the journal.
