@@ -212,6 +212,9 @@ public sealed partial class StorageEnvironment
         }
         else
         {
+            // A write that took this entry between its append and its record's queueing published without it: with no
+            // later write, the flusher would never get this commit.
+            if (Journal.DurableTransactionId >= stats.TransactionId && HandedToFlusher < stats.TransactionId) PublishDurableCommits();
             profile.CommitLatency.Record(pending.AppendedTimestamp - pending.StartedTimestamp);
             _metrics.RecordCommit(pending.AppendedTimestamp - pending.StartedTimestamp);
         }

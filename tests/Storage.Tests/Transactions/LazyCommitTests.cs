@@ -145,6 +145,30 @@ public sealed class A_lazy_commit
     }
 
     /// <summary>
+    /// A write takes a lazy commit's entry between its append and the queueing of its record for the flusher, so that
+    /// write's publishing misses it: the commit hands itself over, or with no later write the flusher would never have it.
+    /// </summary>
+    [Fact]
+    public void Written_between_its_append_and_its_record_is_still_handed_to_the_flusher()
+    {
+        using var dir = new TempDirectory();
+        WritingAppendJournal? journal = null;
+        var env = StorageEnvironment.Open(dir.Path, Waiting, context => journal = WritingAppendJournal.Create(context));
+        PutAndCommit(env, "t", ("a", "durable"));
+
+        journal!.WriteOnNextAppend();
+        var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
+        Assert.Equal(lazy.TransactionId, env.Journal.DurableTransactionId);
+        Assert.Equal(lazy.TransactionId, env.HandedToFlusher);
+        env.FlushAsTheBackgroundWould();
+        Assert.Equal(lazy.TransactionId, env.GetStats().LastSyncedTransactionId);
+        env.SimulateCrash();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("lazy", GetString(reopened, "t", "a"));
+    }
+
+    /// <summary>
     /// Many commits, lazy and durable, over few pages (so later ones supersede the page versions of earlier ones), with
     /// checkpoints flushing while lazy entries wait, then a crash: the state reopened is exactly the one after the last
     /// commit that was made durable, and the data file was never written ahead of the journal.
