@@ -135,11 +135,7 @@ public sealed class A_lazy_commit
         Assert.Equal(durableStats.TransactionId, env.HandedToFlusher);
 
         // The flush aims at the durable commit: the page as that commit left it.
-        env.FlushAsTheBackgroundWould();
-        Assert.Equal(durableStats.TransactionId, env.GetStats().LastSyncedTransactionId);
-        env.SimulateCrash();
-
-        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        using var reopened = FlushToCrashAndReopen(env, dir.Path, durableStats.TransactionId);
         Assert.Equal("durable", GetString(reopened, "t", "a"));
         Assert.Null(GetString(reopened, "t", "b"));
     }
@@ -160,12 +156,17 @@ public sealed class A_lazy_commit
         var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
         Assert.Equal(lazy.TransactionId, env.Journal.DurableTransactionId);
         Assert.Equal(lazy.TransactionId, env.HandedToFlusher);
-        env.FlushAsTheBackgroundWould();
-        Assert.Equal(lazy.TransactionId, env.GetStats().LastSyncedTransactionId);
-        env.SimulateCrash();
-
-        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        using var reopened = FlushToCrashAndReopen(env, dir.Path, lazy.TransactionId);
         Assert.Equal("lazy", GetString(reopened, "t", "a"));
+    }
+
+    /// <summary>A flush as the background's, which must sync up to <paramref name="flushedUpTo"/>; then a crash, and the environment reopened.</summary>
+    private static StorageEnvironment FlushToCrashAndReopen(StorageEnvironment env, string directory, long flushedUpTo)
+    {
+        env.FlushAsTheBackgroundWould();
+        Assert.Equal(flushedUpTo, env.GetStats().LastSyncedTransactionId);
+        env.SimulateCrash();
+        return StorageEnvironment.Open(directory, TestOptions.Small);
     }
 
     /// <summary>
