@@ -98,11 +98,22 @@ public abstract class Transaction : IDisposable
     private protected static int EncodeName(string name, Span<byte> destination)
     {
         ArgumentNullException.ThrowIfNull(name);
-        var count = Encoding.UTF8.GetByteCount(name);
+        int count;
+        try
+        {
+            count = StrictUtf8.GetByteCount(name);
+        }
+        catch (EncoderFallbackException)
+        {
+            // Replaced by U+FFFD, two different names (a lone surrogate each) would be one tree on disk and two open here.
+            throw new ArgumentException("A tree name must be valid UTF-16: it has a lone surrogate.", nameof(name));
+        }
         if (count is 0 or > MaxTreeNameBytes)
             throw new ArgumentException($"A tree name must be 1 to {MaxTreeNameBytes} bytes of UTF-8; '{name}' is {count}.", nameof(name));
-        return Encoding.UTF8.GetBytes(name, destination);
+        return StrictUtf8.GetBytes(name, destination);
     }
+
+    private static readonly UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 
     /// <summary>Every call into a transaction, its trees, cursors and ranges passes here first.</summary>
     internal void EnsureUsable()

@@ -107,7 +107,7 @@ internal static class BranchReplacement
             throw;
         }
         step?.Invoke("replacement moved in");
-        Finish(intent, faults);
+        Finish(intent, faults, step);
     }
 
     /// <summary>Renames a directory within <paramref name="parent"/> and makes the new name durable.</summary>
@@ -119,12 +119,16 @@ internal static class BranchReplacement
 
     /// <summary>
     /// The new version is in place: the old one is marked obsolete (durably) before the intent goes, so that it is provably
-    /// ours to delete whenever it can be; then it is deleted if it can be now, and the intent removed either way (an intent
-    /// left while the new version is in use would name a swap that must not happen again).
+    /// ours to delete whenever it can be; then the intent is removed (an intent left while the new version is in use would
+    /// name a swap that must not happen again), and only then the old version deleted if it can be now (or by
+    /// <see cref="DeleteObsoleteVersions"/> at a later open). Deleted first, a crash before the intent went would leave an
+    /// intent with the live directory and nothing aside, which reads as a replacement not begun: a directory of the
+    /// replacement's name made later would be moved in over the live version.
     /// </summary>
-    private static void Finish(Intent intent, IFaultInjector? faults)
+    private static void Finish(Intent intent, IFaultInjector? faults, Action<string>? step)
     {
-        if (Directory.Exists(intent.AsidePath))
+        var aside = Directory.Exists(intent.AsidePath);
+        if (aside)
         {
             var marker = Path.Combine(intent.AsidePath, ObsoleteMarker);
             using (var handle = FileIo.OpenReadWrite(marker, create: true))
@@ -133,9 +137,11 @@ internal static class BranchReplacement
                 FileIo.SyncData(handle, marker, faults);
             }
             FileIo.SyncDirectory(intent.AsidePath, faults);
-            TryDelete(intent.AsidePath);
+            step?.Invoke("old version marked");
         }
         RemoveIntent(IntentPath(intent.LivePath), faults);
+        step?.Invoke("intent removed");
+        if (aside) TryDelete(intent.AsidePath);
     }
 
     /// <summary>
@@ -209,6 +215,9 @@ internal static class BranchReplacement
             var intent = ReadIntent(held, intentPath) ?? throw new StorageCorruptedException(
                 $"The replacement intent '{intentPath}' is damaged: whether '{liveDirectory}' or its replacement holds the version to open is unknown, so neither is opened ('{openedName}' was being opened).", intentPath);
             bool live = Directory.Exists(intent.LivePath), replacement = Directory.Exists(intent.ReplacementPath), aside = Path.Exists(intent.AsidePath);
+            // The old version is marked only once the new one is in place: a folder of the replacement's name now is a
+            // later one (a next rebuild), not this replacement's.
+            if (live && aside && File.Exists(Path.Combine(intent.AsidePath, ObsoleteMarker))) replacement = false;
             if (live && replacement && !aside)
             {
                 MoveDurably(intent.LivePath, intent.AsidePath, intent.Parent, faults);
@@ -225,7 +234,7 @@ internal static class BranchReplacement
                     $"The replacement of '{intent.LivePath}' by '{intent.ReplacementPath}' was interrupted, and neither it nor the version moved aside to '{intent.AsidePath}' is where a replacement leaves it; nothing was moved.",
                     intentPath);
             }
-            Finish(intent, faults);
+            Finish(intent, faults, step: null);
         }
     }
 

@@ -323,7 +323,7 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
 
         var swapped = group.ReplaceBranch(live, rebuilt);
 
-        Assert.Equal(["replacement closed", "live closed", "intent written", "live moved aside", "replacement moved in", "exchanged", "opened"], steps);
+        Assert.Equal(["replacement closed", "live closed", "intent written", "live moved aside", "replacement moved in", "old version marked", "intent removed", "exchanged", "opened"], steps);
         Assert.Equal(temp.Combine("index"), swapped.DirectoryPath);
         An_environment_group.AssertHolds(swapped, "new", 30);
         Assert.Equal(TestData.Value("old-20"), reader.OpenTree("t").Get(TestData.Key("last")));
@@ -343,6 +343,10 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
     [InlineData("live moved aside", "new", "index.new")]
     [InlineData("replacement moved in", "new", "index")]
     [InlineData("replacement moved in", "new", "index.new")]
+    [InlineData("old version marked", "new", "index")]
+    [InlineData("old version marked", "new", "index.new")]
+    [InlineData("intent removed", "new", "index")]
+    [InlineData("intent removed", "new", "index.new")]
     [InlineData("exchanged", "new", "index")]
     [InlineData("opened", "new", "index")]
     public void Crashed_at_any_step_opens_the_old_or_the_new_version_whole(string step, string expected, string openedFirst)
@@ -370,6 +374,31 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
             reopened.Dispose();
             AssertTidy(temp);
         }
+    }
+
+    /// <summary>
+    /// Crashed once the new version is in place and the old one marked obsolete, then the application begins its next
+    /// rebuild in a folder of the replacement's name: the next open finishes the replacement that was, and never moves that
+    /// folder in.
+    /// </summary>
+    [Theory]
+    [InlineData("old version marked")]
+    [InlineData("intent removed")]
+    public void Crashed_after_the_old_version_was_marked_never_swaps_again_for_a_later_folder_of_the_replacements_name(string step)
+    {
+        using var temp = new TempDirectory("group");
+        CrashAt(temp, step);
+        Directory.CreateDirectory(temp.Combine("index.new"));
+        using (var next = StorageEnvironment.Open(temp.Combine("index.new"), Options))
+        {
+            using var tx = next.BeginRead();
+            Assert.Throws<StorageException>(() => tx.OpenTree("t"));
+        }
+
+        using var alone = StorageEnvironment.Open(temp.Combine("index"), Options);
+        An_environment_group.AssertHolds(alone, "new", 30);
+        Assert.False(File.Exists(temp.Combine("index.replacing")));
+        Assert.Empty(Directory.GetDirectories(temp.Path, "index.replaced-*"));
     }
 
     [Fact]

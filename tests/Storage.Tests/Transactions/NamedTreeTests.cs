@@ -138,6 +138,28 @@ public sealed class Named_trees
     }
 
     [Fact]
+    public void A_tree_name_with_a_lone_surrogate_is_refused_not_merged_with_another()
+    {
+        using var temp = new TempDirectory();
+        using var env = StorageEnvironment.Open(temp.Path, TestOptions.Small);
+        using var tx = env.BeginWrite();
+
+        // Each would encode as U+FFFD: two trees open here, one on disk.
+        foreach (var name in new[] { "\uD800", "\uDC00", "a\uD800b", "\uFFFD\uDFFF" })
+        {
+            Assert.Equal("name", Assert.Throws<ArgumentException>(() => tx.CreateTree(name)).ParamName);
+            Assert.Throws<ArgumentException>(() => tx.OpenOrCreateTree(name));
+            Assert.Throws<ArgumentException>(() => tx.TryOpenTree(name, out _));
+        }
+        tx.CreateTree("\uFFFD");
+        tx.CreateTree("\uD83D\uDE00"); // a surrogate pair
+        tx.Commit();
+
+        using var read = env.BeginRead();
+        Assert.Equal(["\uD83D\uDE00", "\uFFFD"], read.ListTrees().Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
     public void Tree_names_must_be_1_to_255_bytes_of_UTF8()
     {
         using var temp = new TempDirectory();
