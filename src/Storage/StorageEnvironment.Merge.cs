@@ -57,6 +57,9 @@ public sealed partial class StorageEnvironment
 
     private void Submit(MergedWrite write)
     {
+        // The merger runs the operations: one that submits another would wait for itself.
+        if (ReferenceEquals(Thread.CurrentThread, _merger))
+            throw new InvalidOperationException("Write and WriteAsync cannot be called from inside a merged write's operation: it would wait for itself. Make the change in the transaction the operation was given.");
         lock (_mergeLock)
         {
             if (_mergeStopping) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed.");

@@ -95,7 +95,7 @@ public sealed class Tree
         {
             ValidateKey(key.Span);
         }
-        return Btree.GetMany(keys, onFound);
+        return Btree.GetMany(keys, onFound, _transaction);
     }
 
     /// <summary>Copies of the values of <paramref name="keys"/> (null where a key is missing), in the keys' order; see the other overload.</summary>

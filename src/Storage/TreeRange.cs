@@ -80,7 +80,9 @@ public ref struct TreeRange
             // with trailing 0xFF bytes dropped and the last byte incremented); all-0xFF has none.
             var end = _prefix.TrimEnd((byte)0xFF);
             if (end.IsEmpty) return _cursor.SeekLast();
-            Span<byte> successor = stackalloc byte[end.Length];
+            // A prefix of any length may be asked for (one longer than a key matches nothing): only a short one goes on the stack.
+            var successor = end.Length <= 256 ? stackalloc byte[256] : new byte[end.Length];
+            successor = successor[..end.Length];
             end.CopyTo(successor);
             successor[^1]++;
             return SeekBefore(successor);

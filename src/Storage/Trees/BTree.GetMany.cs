@@ -16,7 +16,9 @@ internal sealed unsafe partial class BTree
     /// transaction ends) and the key's index in <paramref name="keys"/>. It must not change the tree.</param>
     /// <returns>How many of the keys are present.</returns>
     /// <remarks>Key sizes are checked by the caller (<see cref="Tree.GetMany(ReadOnlySpan{ReadOnlyMemory{byte}}, ReadOnlySpanAction{byte, int})"/>).</remarks>
-    public int GetMany(ReadOnlySpan<ReadOnlyMemory<byte>> keys, ReadOnlySpanAction<byte, int> onFound)
+    /// <param name="owner">The transaction the tree is read in: checked after each call of <paramref name="onFound"/>, which
+    /// may have ended it (its pages then are no longer there to read).</param>
+    public int GetMany(ReadOnlySpan<ReadOnlyMemory<byte>> keys, ReadOnlySpanAction<byte, int> onFound, Transaction? owner = null)
     {
         ArgumentNullException.ThrowIfNull(onFound);
         int count = keys.Length;
@@ -58,6 +60,7 @@ internal sealed unsafe partial class BTree
                     leaf = OpenPageAtLevel(openPageNumber, leafLevel);
                 }
                 onFound(ResolveValue(leaf.GetValue(slots[i])), indices[i]);
+                owner?.EnsureUsable();
                 if (_state.Version != version)
                 {
                     throw new InvalidOperationException("The tree changed while GetMany was reporting values.");
