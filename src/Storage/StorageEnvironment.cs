@@ -468,6 +468,21 @@ public sealed partial class StorageEnvironment : IDisposable
                 if (((PageHeader*)pointer)->Flags != PageFlags.FreeSpaceBitmap) throw new StorageCorruptedException("A free-space bitmap page is not a bitmap page.", DataFile.Path, page, page * PageLayout.PageSizeBytes);
                 return (IntPtr)pointer;
             }, state.NextPageNumber, DataFile.MarkHoleWord);
+            // The pages past the last in use may have been punched out before a crash (or a close's cut to whole mebibytes)
+            // left them in the file: their blocks are reserved again now, in one call, or (on a full disk) by the commit
+            // that takes each into use.
+            var tail = mapping.PageCount - state.NextPageNumber;
+            if (tail > 0)
+            {
+                try
+                {
+                    DataFile.RefillHoles(state.NextPageNumber, tail);
+                }
+                catch (StorageException)
+                {
+                    DataFile.MarkHoles(state.NextPageNumber, tail);
+                }
+            }
         }
         finally
         {

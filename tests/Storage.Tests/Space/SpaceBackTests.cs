@@ -146,6 +146,71 @@ public sealed class Space_given_back
         }
     }
 
+    /// <summary>
+    /// Pages past the last one in use when the environment opens may have been punched out (freed at the end and not cut
+    /// off, as a crash or a cut to whole mebibytes leaves them): the open reserves their blocks again, so that a full disk
+    /// fails a commit that takes them, not the flusher's write of them later.
+    /// </summary>
+    [Fact]
+    public void Pages_punched_out_past_the_last_in_use_get_their_blocks_back_at_open()
+    {
+        if (!Disk.CanMeasure)
+        {
+            Console.WriteLine("Skipped: measuring blocks on disk needs du");
+            return;
+        }
+        using var temp = new TempDirectory("space-tail");
+        var dataFile = Path.Combine(temp.Path, "data.storage");
+        var model = OrdinalBytes.NewModel();
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+        try
+        {
+            Fill(env, 0, 2_000, valueSize: 100, model);
+            env.Checkpoint();
+            PutValue(env, "big1", 3 << 20);
+            PutValue(env, "big2", 200 << 10);
+            env.Checkpoint();
+            // The large value's pages are punched out inside the file; then the one after them goes, and with it the end of
+            // the pages in use moves back before them.
+            DeleteValue(env, "big1");
+            env.Checkpoint();
+            DeleteValue(env, "big2");
+            env.Checkpoint();
+            var next = env.CurrentState.NextPageNumber;
+            var length = new FileInfo(dataFile).Length;
+            var allocated = Disk.AllocatedBytes(dataFile);
+            Assert.True(length - allocated >= 3 << 20, $"{allocated:N0} of {length:N0} bytes have blocks: the large value's were not given back");
+            env.SimulateCrash();
+
+            env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+            Assert.Equal(next, env.CurrentState.NextPageNumber);
+            // Every page from the last in use to the file's end has its blocks (only pages below it may be holes).
+            var reserved = Disk.AllocatedBytes(dataFile);
+            var reopenedLength = new FileInfo(dataFile).Length;
+            Assert.True(reserved >= reopenedLength - next * 8192, $"{reserved:N0} of {reopenedLength:N0} bytes have blocks after the open; {next} pages in use");
+            Fill(env, 100_000, 5_000, valueSize: 200, model);
+            using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after taking the pages past the end");
+        }
+        finally
+        {
+            env.Dispose();
+        }
+
+        static void PutValue(StorageEnvironment env, string key, int size)
+        {
+            using var tx = env.BeginWrite();
+            tx.OpenTree(Tree).Put(TestData.Key(key), new byte[size]);
+            tx.Commit();
+        }
+
+        static void DeleteValue(StorageEnvironment env, string key)
+        {
+            using var tx = env.BeginWrite();
+            Assert.True(tx.OpenTree(Tree).Delete(TestData.Key(key)));
+            tx.Commit();
+        }
+    }
+
     [Fact]
     public void The_checker_reports_a_page_in_use_whose_blocks_were_given_back()
     {
