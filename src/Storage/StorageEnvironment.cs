@@ -374,14 +374,28 @@ public sealed partial class StorageEnvironment : IDisposable
             journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes, header.LastSyncedTransactionId);
             return stats with { ForeignJournalFiles = RemoveObsolete(plan.Files, header.JournalFileNumber, header.EnvironmentId, faults) };
         }
+        var files = plan.Files;
+        // The files holding transactions given up get a second name in a lost-* folder (durably) before the header lets
+        // the journal go: after a crash between the two the next open would delete them, as files below the header's,
+        // and some hold transactions replayed into the data file, so they cannot be moved away before it.
+        var aside = walk.Damage is { } given ? LinkAside(files, given.FromFileNumber, journalDirectory, faults) : null;
         journal.StartFile(header.LastSyncedTransactionId + 1);
         (header.JournalFileNumber, header.JournalOffsetBytes) = journal.Position;
         FileHeaderIo.Write(dataFile, header);
         dataFile.Sync();
-        var files = plan.Files;
         if (walk.Damage is { } damage)
         {
-            var lostDirectory = MoveAside(files, damage.FromFileNumber, header.JournalFileNumber, journalDirectory, faults);
+            string? lostDirectory;
+            if (aside is { } linked)
+            {
+                foreach (var (_, path) in linked.Files) JournalFiles.Delete(path, faults);
+                lostDirectory = linked.Directory;
+            }
+            else
+            {
+                // No hard links here: moved, with the window above open.
+                lostDirectory = MoveAside(files, damage.FromFileNumber, header.JournalFileNumber, journalDirectory, faults);
+            }
             stats = stats with
             {
                 LostTransactions = damage.Lost.Count,
@@ -423,12 +437,73 @@ public sealed partial class StorageEnvironment : IDisposable
         return left;
     }
 
+    /// <summary>
+    /// Gives the journal files from the damaged one on (those that hold given-up transactions) a second name in a new lost-*
+    /// folder, durably; null, with nothing left behind, where hard links cannot be made (the caller then moves them).
+    /// </summary>
+    private static (string Directory, List<(long Number, string Path)> Files)? LinkAside(IReadOnlyList<(long Number, string Path)> files, long fromNumber,
+        string journalDirectory, IFaultInjector? faults)
+    {
+        var linking = files.Where(f => f.Number >= fromNumber).ToList();
+        if (linking.Count == 0) return null;
+        var lost = LostDirectoryPath(journalDirectory);
+        // An earlier open that stopped part-way may have made one this second.
+        for (var n = 2; Path.Exists(lost); n++) lost = $"{LostDirectoryPath(journalDirectory)}-{n}";
+        try
+        {
+            FileIo.CreateDirectory(lost);
+            faults?.AfterCreateDirectory(lost);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "create", lost);
+        }
+        try
+        {
+            foreach (var (_, path) in linking) JournalLinks.Create(path, Path.Combine(lost, Path.GetFileName(path)));
+        }
+        catch (StorageException)
+        {
+            foreach (var (_, path) in linking) TryDelete(Path.Combine(lost, Path.GetFileName(path)));
+            TryDeleteDirectory(lost);
+            return null;
+        }
+        FileIo.SyncDirectory(lost, faults);
+        FileIo.SyncDirectory(journalDirectory, faults);
+        return (lost, linking);
+
+        static void TryDelete(string path)
+        {
+            try
+            {
+                File.Delete(path);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+            }
+        }
+
+        static void TryDeleteDirectory(string path)
+        {
+            try
+            {
+                Directory.Delete(path);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+            }
+        }
+    }
+
+    private static string LostDirectoryPath(string journalDirectory) =>
+        Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
+
     /// <summary>Moves the journal files from the damaged one on (those that held given-up transactions) into a new lost-* folder.</summary>
     private static string? MoveAside(IReadOnlyList<(long Number, string Path)> files, long fromNumber, long newFileNumber, string journalDirectory, IFaultInjector? faults)
     {
         var moving = files.Where(f => f.Number >= fromNumber && f.Number < newFileNumber).ToList();
         if (moving.Count == 0) return null;
-        var lost = Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
+        var lost = LostDirectoryPath(journalDirectory);
         try
         {
             FileIo.CreateDirectory(lost);

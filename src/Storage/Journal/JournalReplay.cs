@@ -128,9 +128,12 @@ internal static class JournalReplay
                 continue;
             }
             var block = reader.ReadBlockStart(offset);
-            if (result.Damage is null && StartsNext(byNumber, fileNumber + 1, environmentId, result.LastTransactionId + 1))
+            if (result.Damage is null && StartsNext(byNumber, fileNumber + 1, environmentId, result.LastTransactionId + 1)
+                && !HasLaterEntries(reader, offset, environmentId, result.LastTransactionId))
             {
-                // The writer put the next file into use but stopped before it wrote the marker here: nothing after it was acknowledged in this file.
+                // The writer put the next file into use but stopped before it wrote the marker here: nothing after it was
+                // acknowledged in this file. Unless valid later entries follow here: then a file switch failed after the next
+                // file got its name, the writer went on in this one, and what stopped the walk is damage.
                 fileNumber++;
                 offset = JournalFileHeader.BlockBytes;
                 firstFile = false;
@@ -212,6 +215,13 @@ internal static class JournalReplay
         // In a recycled shared file, only a marker of the file's present use counts.
         if (reader.IsStaleGroupEndMarker(block)) return null;
         return JournalGroupEndMarker.TryFind(block, environmentId, fileNumber) is { } record ? (record.NextFileNumber, record.NextTransactionId) : null;
+    }
+
+    private static bool HasLaterEntries(JournalEntryReader reader, long offset, ulong environmentId, long lastTransactionId)
+    {
+        var later = new LaterEntries();
+        reader.ScanLaterEntries(offset, environmentId, lastTransactionId, ref later);
+        return later.Count > 0;
     }
 
     private static bool StartsNext(Dictionary<long, string> byNumber, long fileNumber, ulong environmentId, long transactionId)

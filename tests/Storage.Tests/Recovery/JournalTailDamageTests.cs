@@ -1,3 +1,4 @@
+using Storage.Platform;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.RecoveryTests;
@@ -235,5 +236,114 @@ public sealed class A_damaged_journal_entry_followed_by_valid_ones
         // Failing again is deterministic: the failed open left nothing behind (lock released, nothing replayed).
         var again = await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose());
         Expect.Exception<StorageCorruptedException>(again);
+    }
+}
+
+/// <summary>
+/// An open that accepts the loss of a damaged journal and stops part-way (a crash, a failed call): the journals it gives
+/// up are never deleted, and no later open takes what is left for an undamaged journal.
+/// </summary>
+public sealed class A_damaged_journal_whose_loss_an_interrupted_open_accepted
+{
+    private static int BigValues(int t) => t % 2 == 0 ? 3 : 0;
+
+    private static readonly StorageOptions Accepting = JournalFixture.Options with { JournalRecovery = JournalRecoveryMode.DiscardAfterDamage };
+
+    [Theory]
+    [InlineData("moving aside")]
+    [InlineData("writing the header")]
+    public async Task Still_fails_a_strict_open_and_keeps_every_given_up_journal_aside(string stoppedAt)
+    {
+        using var fixture = JournalFixture.Create(synced: 3, total: 12, BigValues);
+        var entry = fixture.Chain[^4];
+        var copy = fixture.Copy("interrupted");
+        var file = JournalFixture.InCopy(copy, entry);
+        JournalInspector.FlipBit(file, entry.OffsetBytes + JournalInspector.HeaderBytes + entry.PayloadBytes / 2, bit: 3);
+        var given = Directory.GetFiles(JournalInspector.Directory(copy), "*.journal").Select(Path.GetFileName)
+            .Where(name => string.CompareOrdinal(name, Path.GetFileName(file)) >= 0).ToList();
+
+        var faults = new ScriptedFaults();
+        // Stopped once the files are moved (the lost-* folder's sync fails), or at the header that lets them go.
+        if (stoppedAt == "moving aside") faults.FailSyncs(path => Path.GetFileName(path).StartsWith("lost-", StringComparison.Ordinal), ScriptedFaults.Eio, thisThreadOnly: false);
+        else faults.FailWrites((path, offset, _) => ScriptedFaults.IsDataFile(path) && offset < 2 * 8192, ScriptedFaults.Eio, thisThreadOnly: false);
+        var stopped = await Within.Catch(() => StorageEnvironment.Open(copy, Accepting with { FaultInjector = faults }).Dispose());
+        Assert.IsAssignableFrom<StorageException>(stopped);
+        Assert.Equal(1, faults.Fired);
+
+        Expect.Exception<StorageCorruptedException>(await Within.Catch(() => StorageEnvironment.Open(copy, JournalFixture.Options).Dispose()));
+        var recovery = await Within.Run(() =>
+        {
+            using var env = StorageEnvironment.Open(copy, Accepting);
+            return env.GetStats().Recovery;
+        });
+        Assert.Equal(entry.TransactionId - 1, await Within.Run(() => JournalFixture.OpenAndCheckPrefix(copy, BigValues, $"stopped {stoppedAt}, then accepted")));
+        // Wherever the first open stopped, every file it gave up is in a lost-* folder.
+        var aside = Directory.GetFiles(JournalInspector.Directory(copy), "*.journal", SearchOption.AllDirectories)
+            .Where(p => Path.GetFileName(Path.GetDirectoryName(p)!).StartsWith("lost-", StringComparison.Ordinal)).Select(Path.GetFileName).ToList();
+        Assert.Subset(aside.ToHashSet(), given.ToHashSet());
+        Assert.NotNull(recovery.Damage ?? recovery.LostJournalsDirectory);
+    }
+
+    [Fact]
+    public async Task After_a_file_switch_that_failed_once_the_next_file_was_named_a_strict_open_still_fails()
+    {
+        using var temp = new TempDirectory("journal-switch");
+        var faults = new FailingSyncAfterNaming();
+        var options = JournalFixture.Options with { FaultInjector = faults };
+        var env = StorageEnvironment.Open(temp.Path, options);
+        PutValue(env, "a", 100);
+        PutValue(env, "b", 100);
+        // The spare is renamed into use as the next file, then the folder's sync fails: this commit fails, and the
+        // writer goes on in the file it was in, with the next file (first transaction 3) left on disk.
+        faults.Armed = true;
+        Assert.IsAssignableFrom<StorageException>(Record.Exception(() => PutValue(env, "big", 200_000)));
+        Assert.Equal(1, faults.Fired);
+        PutValue(env, "c", 100);
+        PutValue(env, "d", 100);
+        PutValue(env, "e", 100);
+        env.SimulateCrash();
+        var entries = JournalInspector.Entries(temp.Path).Where(e => e.TransactionId == 3).ToList();
+        Assert.Single(entries);
+        var c = entries[0];
+        JournalInspector.FlipBit(c.Path, c.OffsetBytes + JournalInspector.HeaderBytes + c.PayloadBytes / 2, bit: 3);
+
+        // Transactions 4 and 5 follow the damaged one: a strict open must not take the next file for the journal's way on.
+        var error = await Within.Catch(() => StorageEnvironment.Open(temp.Path, JournalFixture.Options).Dispose());
+        Expect.Exception<StorageCorruptedException>(error);
+
+        static void PutValue(StorageEnvironment env, string key, int size)
+        {
+            using var tx = env.BeginWrite();
+            tx.OpenOrCreateTree("t").Put(TestData.Key(key), TestData.Value(1, size));
+            tx.Commit();
+        }
+    }
+
+    /// <summary>Once armed, fails the first sync of a folder after a file was renamed to a journal file's name (the rename stands).</summary>
+    private sealed class FailingSyncAfterNaming : IFaultInjector
+    {
+        private volatile bool _named;
+        private int _fired;
+
+        public volatile bool Armed;
+
+        public int Fired => Volatile.Read(ref _fired);
+
+        public void BeforeWrite(string path, long offsetBytes, long lengthBytes)
+        {
+        }
+
+        public void BeforeSync(string path)
+        {
+            if (!Armed || !_named || !Directory.Exists(path)) return;
+            Armed = false;
+            Interlocked.Increment(ref _fired);
+            throw ScriptedFaults.Eio();
+        }
+
+        public void AfterRename(string fromPath, string toPath)
+        {
+            if (Armed && ScriptedFaults.IsJournal(toPath)) _named = true;
+        }
     }
 }
