@@ -36,16 +36,18 @@ internal static unsafe class SnapshotTrees
         ArgumentNullException.ThrowIfNull(snapshot);
         ArgumentNullException.ThrowIfNull(visitor);
         var buffers = new byte[TreeNodeLayout.MaxTreeDepth][];
-        Visit(snapshot, tree.RootPage, 0, buffers, visitor);
+        Visit(snapshot, tree.RootPage, 0, buffers, [], visitor);
     }
 
-    private static void Visit(EnvironmentSnapshot snapshot, long pageNumber, int level, byte[][] buffers, EntryVisitor visitor)
+    private static void Visit(EnvironmentSnapshot snapshot, long pageNumber, int level, byte[][] buffers, HashSet<long> visited, EntryVisitor visitor)
     {
         if (level >= TreeNodeLayout.MaxTreeDepth) throw new InspectionException($"page {pageNumber}: the tree is deeper than {TreeNodeLayout.MaxTreeDepth} levels (a cycle)");
         if (pageNumber < TreeNodeLayout.FirstTreePageNumber || pageNumber >= snapshot.NextPageNumber)
         {
             throw new InspectionException($"a tree refers to page {pageNumber}, outside the pages in use");
         }
+        // A page reached twice would have its entries listed twice (and a chain of such branches, each twice, for ever).
+        if (!visited.Add(pageNumber)) throw new InspectionException($"page {pageNumber}: the tree refers to it more than once");
         var buffer = buffers[level] ??= new byte[PageLayout.PageSizeBytes];
         if (!snapshot.TryReadPage(pageNumber, buffer, out var problem)) throw new SnapshotChangedException(problem!);
         CheckVersion(snapshot, pageNumber, buffer);
@@ -71,7 +73,7 @@ internal static unsafe class SnapshotTrees
                     }
                     else
                     {
-                        Visit(snapshot, page.GetChild(i), level + 1, buffers, visitor);
+                        Visit(snapshot, page.GetChild(i), level + 1, buffers, visited, visitor);
                     }
                 }
             }

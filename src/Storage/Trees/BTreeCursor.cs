@@ -223,8 +223,15 @@ internal sealed unsafe class BTreeCursor
     /// Moves to the first entry of the next non-empty leaf (or the last of the previous one): up the path to the
     /// nearest branch with a further child, then down its edge to the leaf level.
     /// </summary>
+    /// <remarks>
+    /// The leaf reached must continue the order of the one left: a branch that points twice at one page (all checksums
+    /// valid) would otherwise have a scan return entries again, or run through a chain of such branches for ever.
+    /// </remarks>
     private bool MoveToSiblingLeaf(bool forward)
     {
+        var left = CurrentLeaf();
+        var boundary = left.Count > 0 ? left.GetKey(forward ? left.Count - 1 : 0) : default;
+        var leftPageNumber = _leafPageNumber;
         int leafLevel = _path.LeafLevel;
         int level = leafLevel - 1;
         while (level >= 0)
@@ -257,6 +264,15 @@ internal sealed unsafe class BTreeCursor
             _path.Pages[leafLevel] = pageNumber;
             if (leaf.Count > 0)
             {
+                if (!boundary.IsEmpty)
+                {
+                    var order = leaf.GetKey(forward ? 0 : leaf.Count - 1).SequenceCompareTo(boundary);
+                    if (forward ? order <= 0 : order >= 0)
+                    {
+                        TreeThrowHelper.ThrowCorrupted(pageNumber,
+                            $"Leaf {pageNumber} follows leaf {leftPageNumber} in the tree but its keys do not come {(forward ? "after" : "before")} that leaf's.");
+                    }
+                }
                 SetLeaf(leaf, forward ? 0 : leaf.Count - 1);
                 PrefetchNodes(leaf, _index, forward);
                 ReadAhead(parent, forward);

@@ -128,6 +128,60 @@ public sealed class A_valid_checksum_over_an_impossible_state
         for (var i = 0; i < before.Count; i++) Assert.True(before[i].Item2.AsSpan().SequenceEqual(after[i].Item2), $"{before[i].f} changed");
     }
 
+    [Fact]
+    public async Task A_branch_pointing_twice_at_one_leaf_fails_a_scan_instead_of_returning_entries_again()
+    {
+        using var temp = new TempDirectory("forged");
+        using (var env = StorageEnvironment.Open(temp.Path, Options))
+        {
+            using var tx = env.BeginWrite();
+            var tree = tx.CreateTree("t");
+            for (var i = 0; i < 5_000; i++) tree.Put(TestData.Key($"k{i:D5}"), TestData.Value(i, 100));
+            tx.Commit();
+        }
+        long root;
+        using (var env = StorageEnvironment.Open(temp.Path, Options))
+        using (var read = env.BeginRead())
+        {
+            var state = read.OpenTree("t").Btree.State;
+            Assert.Equal(2, state.Depth);
+            root = state.RootPage;
+        }
+        // Every entry of the root points at its first leaf, and the page's checksum is made right again.
+        var page = DataFileInspector.ReadPage(temp.Path, root);
+        unsafe
+        {
+            fixed (byte* p = page)
+            {
+                var branch = Storage.Trees.TreePage.Open(p, root);
+                var first = branch.GetChild(0);
+                for (var i = 1; i < branch.Count; i++) branch.SetChild(i, first);
+                ((PageHeader*)p)->Checksum = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
+            }
+        }
+        using (var handle = File.OpenHandle(DataFileInspector.PathOf(temp.Path), FileMode.Open, FileAccess.ReadWrite))
+        {
+            RandomAccess.Write(handle, page, root * PageLayout.PageSizeBytes);
+        }
+
+        await Within.Run(() =>
+        {
+            using var env = StorageEnvironment.Open(temp.Path, Options);
+            using var read = env.BeginRead();
+            var forward = Assert.Throws<StorageCorruptedException>(() => read.OpenTree("t").Range(default, default).Count());
+            Assert.Contains("do not come after", forward.Message, StringComparison.Ordinal);
+            Assert.Throws<StorageCorruptedException>(() => read.OpenTree("t").Range(default, default, reverse: true).Count());
+        });
+        // The inspection tool's listing of the entries says so too, rather than listing the leaf again.
+        await Within.Run(() =>
+        {
+            using var snapshot = EnvironmentSnapshot.Open(temp.Path);
+            var tree = SnapshotTrees.ListTrees(snapshot).Single(t => t.Name == "t");
+            var error = Assert.Throws<InspectionException>(() => SnapshotTrees.ForEachEntry(snapshot, tree.Header, (_, _) => { }));
+            Assert.Contains("more than once", error.Message, StringComparison.Ordinal);
+        });
+    }
+
     private static unsafe void RewriteHeader(string dir, int slot, SpanAction header)
     {
         var page = DataFileInspector.ReadPage(dir, slot);
