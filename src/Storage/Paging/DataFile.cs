@@ -253,12 +253,22 @@ internal sealed unsafe class DataFile : IDisposable
     /// </summary>
     public void EnsurePageCountForCommit(long pageCount)
     {
-        lock (_growLock) _writerPageCount = pageCount;
+        lock (_growLock) _writerPageCount = Math.Max(_writerPageCount, pageCount);
         EnsurePageCount(pageCount);
     }
 
-    /// <summary>The page count of the newest state a commit asked for (<see cref="EnsurePageCountForCommit"/>).</summary>
+    /// <summary>
+    /// The largest page count a commit asked for (<see cref="EnsurePageCountForCommit"/>) since every state was last synced
+    /// (<see cref="SettleWriterPageCount"/>): a commit that gave pages at the end back may still fail after asking, and the
+    /// states before it may still be flushed, so a smaller count asked for later does not lower it.
+    /// </summary>
     private long _writerPageCount;
+
+    /// <summary>Every commit's state is the synced one, which needs <paramref name="pageCount"/> pages (the caller holds the write lock).</summary>
+    public void SettleWriterPageCount(long pageCount)
+    {
+        lock (_growLock) _writerPageCount = pageCount;
+    }
 
     /// <summary>The file is cut only when at least this share (1/n) of it, and at least <see cref="MinShrinkBytes"/>, lies past what is needed.</summary>
     private const int ShrinkShare = 8;

@@ -211,6 +211,44 @@ public sealed class Space_given_back
         }
     }
 
+    /// <summary>
+    /// A commit gives the end of the file back (its pages freed there) and then fails (too large): the newest state is still
+    /// the one before it, and a cut after the next sync keeps every page that state uses.
+    /// </summary>
+    [Fact]
+    public void A_commit_that_gave_the_end_back_and_failed_leaves_the_file_long_enough_for_the_newest_state()
+    {
+        using var temp = new TempDirectory("space-cut");
+        var dataFile = Path.Combine(temp.Path, "data.storage");
+        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { MaxTransactionPayloadBytes = 64 << 10 });
+        Fill(env, 0, 200, valueSize: 100);
+        env.Checkpoint();
+        using (env.BeginRead())
+        {
+            // Held by the reader, the flusher stays at the synced state while the file grows.
+            for (var i = 0; i < 600; i++)
+            {
+                using var tx = env.BeginWrite();
+                tx.OpenTree(Tree).Put(TestData.Key($"big{i:D4}"), TestData.Value(i + 1, 40 << 10));
+                tx.Commit();
+            }
+            var error = Assert.Throws<StorageException>(() =>
+            {
+                using var tx = env.BeginWrite();
+                var tree = tx.OpenTree(Tree);
+                for (var i = 0; i < 600; i++) tree.Delete(TestData.Key($"big{i:D4}"));
+                for (var i = 0; i < 400; i++) tree.Put(TestData.Key($"x{i:D4}"), TestData.Value(i + 1, 500));
+                tx.Commit();
+            });
+            Assert.Equal(StorageErrorCode.TransactionTooLarge, error.ErrorCode);
+            env.Checkpoint();
+            Assert.True(new FileInfo(dataFile).Length / 8192 >= env.WriterState.NextPageNumber,
+                $"the file has {new FileInfo(dataFile).Length / 8192} pages; the newest state uses {env.WriterState.NextPageNumber}");
+        }
+        env.Checkpoint();
+        Assert.True(new FileInfo(dataFile).Length / 8192 >= env.WriterState.NextPageNumber);
+    }
+
     [Fact]
     public void The_checker_reports_a_page_in_use_whose_blocks_were_given_back()
     {
