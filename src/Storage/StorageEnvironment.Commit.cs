@@ -103,6 +103,7 @@ public sealed partial class StorageEnvironment
         var appendStarted = CommitProfile.Now();
         var firstWaiting = !Journal.HasPendingEntries;
         var position = Journal.Append((byte*)entry, length, transactionId);
+        DataFile.NoteAppended(pages.NextPageNumber);
         // The flusher writes lazy entries when the first has waited long enough.
         if (lazy && firstWaiting) _flusher.Wake();
         if (length > 16 << 20) _entryBuilder.Trim();

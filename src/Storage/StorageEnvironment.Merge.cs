@@ -48,6 +48,9 @@ public sealed partial class StorageEnvironment
     {
         ArgumentNullException.ThrowIfNull(operation);
         EnsureWritable();
+        // The merger runs the operations: one that waits for another would wait for itself.
+        if (ReferenceEquals(Thread.CurrentThread, _merger))
+            throw new InvalidOperationException("Write cannot be called from inside a merged write's operation: it would wait for itself. Make the change in the transaction the operation was given.");
         var write = new MergedWrite(operation, CancellationToken.None, blocking: true);
         Submit(write);
         write.Done!.Wait();
@@ -57,9 +60,6 @@ public sealed partial class StorageEnvironment
 
     private void Submit(MergedWrite write)
     {
-        // The merger runs the operations: one that submits another would wait for itself.
-        if (ReferenceEquals(Thread.CurrentThread, _merger))
-            throw new InvalidOperationException("Write and WriteAsync cannot be called from inside a merged write's operation: it would wait for itself. Make the change in the transaction the operation was given.");
         lock (_mergeLock)
         {
             if (_mergeStopping) throw new StorageException(StorageErrorCode.EnvironmentClosed, "The environment was disposed.");

@@ -56,19 +56,6 @@ internal sealed unsafe class SpaceReturner
     /// <param name="writerHeld">The caller holds the write lock already (closing the environment): the file is cut to what it needs.</param>
     public void AfterSync(in CommitRecord synced, bool writerHeld)
     {
-        // With no commit under way and the newest state the one synced, the file needs no more than it (see
-        // DataFile.SettleWriterPageCount); otherwise it keeps what any commit since asked for.
-        if (writerHeld || _env.TryEnterWriteLock(0))
-        {
-            try
-            {
-                if (_env.WriterState.TransactionId == synced.TransactionId) _env.DataFile.SettleWriterPageCount(synced.NextPageNumber);
-            }
-            finally
-            {
-                if (!writerHeld) _env.ReleaseWriteLock();
-            }
-        }
         CutBytes += _env.DataFile.TryShrink(synced.NextPageNumber, closing: writerHeld);
         if (_bitmapsChanged.Count == 0 && !_scanAll) return;
         if (!_env.DataFile.CanPunch)

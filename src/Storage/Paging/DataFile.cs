@@ -258,14 +258,14 @@ internal sealed unsafe class DataFile : IDisposable
     }
 
     /// <summary>
-    /// The largest page count a commit asked for (<see cref="EnsurePageCountForCommit"/>) since every state was last synced
-    /// (<see cref="SettleWriterPageCount"/>): a commit that gave pages at the end back may still fail after asking, and the
-    /// states before it may still be flushed, so a smaller count asked for later does not lower it.
+    /// The page count the writer's newest state needs: raised by <see cref="EnsurePageCountForCommit"/> as a commit asks for
+    /// room, and set by <see cref="NoteAppended"/> once it cannot fail. A commit that gave pages at the end back and then
+    /// failed leaves it where it was: the newest state is still the one before.
     /// </summary>
     private long _writerPageCount;
 
-    /// <summary>Every commit's state is the synced one, which needs <paramref name="pageCount"/> pages (the caller holds the write lock).</summary>
-    public void SettleWriterPageCount(long pageCount)
+    /// <summary>A commit asking for <paramref name="pageCount"/> pages was appended: its state is the newest (the write lock is held).</summary>
+    public void NoteAppended(long pageCount)
     {
         lock (_growLock) _writerPageCount = pageCount;
     }

@@ -249,6 +249,36 @@ public sealed class Space_given_back
         Assert.True(new FileInfo(dataFile).Length / 8192 >= env.WriterState.NextPageNumber);
     }
 
+    /// <summary>The free end is cut at the next sync while a write transaction is open (a writer that never pauses).</summary>
+    [Fact]
+    public void The_free_end_is_cut_while_a_write_transaction_is_open()
+    {
+        using var temp = new TempDirectory("space-cut-busy");
+        var dataFile = Path.Combine(temp.Path, "data.storage");
+        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
+        Fill(env, 0, 1_000, valueSize: 100);
+        using (var tx = env.BeginWrite())
+        {
+            tx.OpenTree(Tree).Put(TestData.Key("big"), new byte[64 << 20]);
+            tx.Commit();
+        }
+        env.Checkpoint();
+        var peak = new FileInfo(dataFile).Length;
+        using (var tx = env.BeginWrite())
+        {
+            Assert.True(tx.OpenTree(Tree).Delete(TestData.Key("big")));
+            tx.Commit();
+        }
+
+        using (var open = env.BeginWrite())
+        {
+            open.OpenTree(Tree).Put(TestData.Key("pending"), TestData.Value(1, 100));
+            env.Checkpoint();
+            Assert.True(new FileInfo(dataFile).Length < peak / 2, $"{new FileInfo(dataFile).Length:N0} bytes after the sync, {peak:N0} before");
+            open.Commit();
+        }
+    }
+
     [Fact]
     public void The_checker_reports_a_page_in_use_whose_blocks_were_given_back()
     {
