@@ -241,7 +241,7 @@ public sealed partial class StorageEnvironment
     internal void KeepDurablePoint(List<long> sortedSnapshots, long published)
     {
         // The last commit handed to the flusher first: a flush may aim there until it has a later one (see PrunePoint).
-        Keep(sortedSnapshots, Volatile.Read(ref _handedToFlusher), published);
+        Keep(sortedSnapshots, HandedToFlusher, published);
         Keep(sortedSnapshots, Journal.DurableTransactionId, published);
 
         static void Keep(List<long> sortedSnapshots, long point, long published)
@@ -278,7 +278,7 @@ public sealed partial class StorageEnvironment
     /// it, so after this commit's entry was appended, and holds it.
     /// </remarks>
     internal long PrunePoint(long published) =>
-        Journal.WritesUnderWay == 0 ? published : Math.Min(published, Volatile.Read(ref _handedToFlusher));
+        Journal.WritesUnderWay == 0 ? published : Math.Min(published, HandedToFlusher);
 
     /// <summary>
     /// Makes the commits whose journal entries are durable visible to readers (lazy ones are already) and hands them to

@@ -375,15 +375,16 @@ public sealed partial class StorageEnvironment : IDisposable
             return stats with { ForeignJournalFiles = RemoveObsolete(plan.Files, header.JournalFileNumber, header.EnvironmentId, faults) };
         }
         var files = plan.Files;
+        var damage = walk.Damage;
         // The files holding transactions given up get a second name in a lost-* folder (durably) before the header lets
         // the journal go: after a crash between the two the next open would delete them, as files below the header's,
         // and some hold transactions replayed into the data file, so they cannot be moved away before it.
-        var aside = walk.Damage is { } given ? LinkAside(files, given.FromFileNumber, journalDirectory, faults) : null;
+        var aside = damage is null ? null : LinkAside(files, damage.FromFileNumber, journalDirectory, faults);
         journal.StartFile(header.LastSyncedTransactionId + 1);
         (header.JournalFileNumber, header.JournalOffsetBytes) = journal.Position;
         FileHeaderIo.Write(dataFile, header);
         dataFile.Sync();
-        if (walk.Damage is { } damage)
+        if (damage is not null)
         {
             string? lostDirectory;
             if (aside is { } linked)
@@ -446,68 +447,32 @@ public sealed partial class StorageEnvironment : IDisposable
     {
         var linking = files.Where(f => f.Number >= fromNumber).ToList();
         if (linking.Count == 0) return null;
-        var lost = LostDirectoryPath(journalDirectory);
-        // An earlier open that stopped part-way may have made one this second.
-        for (var n = 2; Path.Exists(lost); n++) lost = $"{LostDirectoryPath(journalDirectory)}-{n}";
-        try
+        var lost = CreateLostDirectory(journalDirectory, faults);
+        if (!JournalLinks.TryLinkAll(linking.Select(f => f.Path), lost))
         {
-            FileIo.CreateDirectory(lost);
-            faults?.AfterCreateDirectory(lost);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "create", lost);
-        }
-        try
-        {
-            foreach (var (_, path) in linking) JournalLinks.Create(path, Path.Combine(lost, Path.GetFileName(path)));
-        }
-        catch (StorageException)
-        {
-            foreach (var (_, path) in linking) TryDelete(Path.Combine(lost, Path.GetFileName(path)));
-            TryDeleteDirectory(lost);
+            try
+            {
+                Directory.Delete(lost);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // An empty folder left: the next open that gives journals up makes another.
+            }
             return null;
         }
         FileIo.SyncDirectory(lost, faults);
         FileIo.SyncDirectory(journalDirectory, faults);
         return (lost, linking);
-
-        static void TryDelete(string path)
-        {
-            try
-            {
-                File.Delete(path);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-            }
-        }
-
-        static void TryDeleteDirectory(string path)
-        {
-            try
-            {
-                Directory.Delete(path);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-            }
-        }
     }
-
-    private static string LostDirectoryPath(string journalDirectory) =>
-        Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
 
     /// <summary>Moves the journal files from the damaged one on (those that held given-up transactions) into a new lost-* folder.</summary>
     private static string? MoveAside(IReadOnlyList<(long Number, string Path)> files, long fromNumber, long newFileNumber, string journalDirectory, IFaultInjector? faults)
     {
         var moving = files.Where(f => f.Number >= fromNumber && f.Number < newFileNumber).ToList();
         if (moving.Count == 0) return null;
-        var lost = LostDirectoryPath(journalDirectory);
+        var lost = CreateLostDirectory(journalDirectory, faults);
         try
         {
-            FileIo.CreateDirectory(lost);
-            faults?.AfterCreateDirectory(lost);
             foreach (var (_, path) in moving)
             {
                 FileIo.Move(path, Path.Combine(lost, Path.GetFileName(path)));
@@ -520,6 +485,25 @@ public sealed partial class StorageEnvironment : IDisposable
         }
         FileIo.SyncDirectory(lost, faults);
         FileIo.SyncDirectory(journalDirectory, faults);
+        return lost;
+    }
+
+    /// <summary>A new lost-* folder in the journal folder, named by the time (made durable with the files put in it).</summary>
+    private static string CreateLostDirectory(string journalDirectory, IFaultInjector? faults)
+    {
+        var named = Path.Combine(journalDirectory, "lost-" + DateTime.UtcNow.ToString("yyyyMMdd'T'HHmmss'Z'", System.Globalization.CultureInfo.InvariantCulture));
+        var lost = named;
+        // An earlier open that stopped part-way may have made one this second.
+        for (var n = 2; Path.Exists(lost); n++) lost = $"{named}-{n}";
+        try
+        {
+            FileIo.CreateDirectory(lost);
+            faults?.AfterCreateDirectory(lost);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw FileIo.Translate(e, "create", lost);
+        }
         return lost;
     }
 

@@ -57,6 +57,30 @@ internal static class JournalLinks
         }
     }
 
+    /// <summary>
+    /// Gives each file a second name of the same file name in <paramref name="directory"/> (not yet durable: the caller syncs
+    /// the folder); false, with the names made removed again, where a link cannot be made.
+    /// </summary>
+    public static bool TryLinkAll(IEnumerable<string> paths, string directory)
+    {
+        var made = new List<string>();
+        try
+        {
+            foreach (var path in paths)
+            {
+                var target = Path.Combine(directory, Path.GetFileName(path));
+                Create(path, target);
+                made.Add(target);
+            }
+            return true;
+        }
+        catch (StorageException)
+        {
+            foreach (var target in made) TryDelete(target);
+            return false;
+        }
+    }
+
     private static void TryDelete(string path)
     {
         try
@@ -65,7 +89,7 @@ internal static class JournalLinks
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
-            // A probe's name left behind is no journal file: opening ignores it.
+            // A name left behind is a second name of a file kept elsewhere, or a probe's, which opening ignores.
         }
     }
 }

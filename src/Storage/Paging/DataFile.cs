@@ -265,10 +265,11 @@ internal sealed unsafe class DataFile : IDisposable
     private long _writerPageCount;
 
     /// <summary>A commit asking for <paramref name="pageCount"/> pages was appended: its state is the newest (the write lock is held).</summary>
-    public void NoteAppended(long pageCount)
-    {
-        lock (_growLock) _writerPageCount = pageCount;
-    }
+    /// <remarks>
+    /// No lock: commits raise and set the count under the write lock, one at a time, and this only lowers it to what the
+    /// newest state needs, so a cut that reads the count before this keeps more than it must, never less.
+    /// </remarks>
+    public void NoteAppended(long pageCount) => Volatile.Write(ref _writerPageCount, pageCount);
 
     /// <summary>The file is cut only when at least this share (1/n) of it, and at least <see cref="MinShrinkBytes"/>, lies past what is needed.</summary>
     private const int ShrinkShare = 8;
