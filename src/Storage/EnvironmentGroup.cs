@@ -1,5 +1,6 @@
-using Storage.Environments;
+using Storage.Groups;
 using Storage.Journal;
+using Storage.State;
 
 namespace Storage;
 

@@ -1,3 +1,5 @@
+using Storage.Journal;
+
 namespace Storage;
 
 /// <summary>What one committed write transaction changed and wrote.</summary>

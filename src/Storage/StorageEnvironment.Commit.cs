@@ -1,7 +1,9 @@
+using Storage.Commit;
 using Storage.Diagnostics;
-using Storage.Environments;
+using Storage.Flush;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.State;
 using Storage.Transactions;
 
 namespace Storage;
@@ -44,7 +46,7 @@ public sealed partial class StorageEnvironment
         _diffHelper.Begin(transactionId);
         foreach (var (pageNumber, page) in dirty)
         {
-            if (page.Lines != null && !page.IsFreed) Transactions.WrittenLines.Prefetch(page.Lines, page.Buffer.Pointer, page.Original);
+            if (page.Lines != null && !page.IsFreed) Storage.Commit.WrittenLines.Prefetch(page.Lines, page.Buffer.Pointer, page.Original);
             if (DiffHelper.IsChanged(page)) _diffHelper.Add(pageNumber, page);
         }
         try

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Storage.Paging;
 
 namespace Storage;
 

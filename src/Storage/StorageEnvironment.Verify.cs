@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Storage.Paging;
 using Storage.Trees;
 
 namespace Storage;

@@ -2,10 +2,16 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Allocation;
-using Storage.Environments;
+using Storage.Commit;
+using Storage.Faults;
+using Storage.Flush;
+using Storage.Groups;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Platform;
+using Storage.Recovery;
+using Storage.Scratch;
+using Storage.State;
 using Storage.Transactions;
 
 namespace Storage;
@@ -109,7 +115,7 @@ public sealed partial class StorageEnvironment : IDisposable
     internal Trees.TreeWorkspace WriterWorkspace { get; } = new();
 
     /// <summary>The maps of the lines each page of the current write transaction changed.</summary>
-    internal Transactions.WrittenLines WriterLines { get; } = new();
+    internal Storage.Commit.WrittenLines WriterLines { get; } = new();
 
     /// <summary>Pages the writer copied on their first change (it times one in <see cref="Transactions.PageTransaction.CopyTimingInterval"/>).</summary>
     internal int WriterPageCopies;
@@ -161,7 +167,7 @@ public sealed partial class StorageEnvironment : IDisposable
             if (!File.Exists(dataPath)) CreateOrFinish(directory, dataPath, journalDirectory, io, options);
             dataFile = DataFile.Open(dataPath, io, faults, options.RandomAccessMap);
             var header = ReadBestHeader(dataFile, out var invalidSlot);
-            using var recovery = new Recovery(dataFile, header);
+            using var recovery = new JournalRecovery(dataFile, header);
             var plan = Replay(recovery, dataFile, journalDirectory, header, invalidSlot, options, mayContinue: journalFactory is null);
             var recovered = header;
             recovered.LastSyncedTransactionId = recovery.LastTransactionId;
@@ -319,7 +325,7 @@ public sealed partial class StorageEnvironment : IDisposable
     /// Replays the journal after the header's synced transaction and verifies what it rebuilt; damage fails here (a
     /// strict open) with nothing changed. Unless nothing needed replaying, the rebuilt pages are written and synced.
     /// </summary>
-    private static RecoveryPlan Replay(Recovery recovery, DataFile dataFile, string journalDirectory, in FileHeader header, string? invalidSlot, StorageOptions options, bool mayContinue)
+    private static RecoveryPlan Replay(JournalRecovery recovery, DataFile dataFile, string journalDirectory, in FileHeader header, string? invalidSlot, StorageOptions options, bool mayContinue)
     {
         var walk = recovery.Replay(journalDirectory, header);
         var damage = walk.Damage;

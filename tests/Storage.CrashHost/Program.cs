@@ -1,5 +1,5 @@
-using Storage;
 using Storage.CrashHost;
+using Storage;
 
 // Modes:
 //   <dir> <seed>       commit KillWorkload transactions forever, printing "READY <next>" then "ACK <i>" after each commit,
@@ -18,7 +18,7 @@ using Storage.CrashHost;
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
 //                      print "BACKEND <name>" or "ERROR <code> <message>"
 // The children check their diffs against whole pages, as the tests do.
-Storage.Journal.JournalEntryBuilder.CheckWrittenLines = true;
+Storage.Commit.JournalEntryBuilder.CheckWrittenLines = true;
 try
 {
     return args switch

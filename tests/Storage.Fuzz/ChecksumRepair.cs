@@ -1,7 +1,9 @@
 using System.Buffers.Binary;
-using Storage.Environments;
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
+using Storage.State;
 
 namespace Storage.Fuzz;
 

@@ -1,7 +1,9 @@
 using System.Security.Cryptography;
 using System.Text;
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Trees;
 
 namespace Storage.Fuzz;
@@ -92,7 +94,7 @@ internal static unsafe class CorpusGenerator
                 if (Write(corpusDirectory, "tree-page", $"{scenario.Name}-page{number}.page", page, written)) treePages++;
             }
 
-            foreach (var (number, path) in JournalEntryReader.ListFiles(Path.Combine(envDirectory, Environments.StorageEnvironmentNames.JournalDirectory)))
+            foreach (var (number, path) in JournalEntryReader.ListFiles(Path.Combine(envDirectory, Storage.State.StorageEnvironmentNames.JournalDirectory)))
             {
                 var used = UsedPrefix(File.ReadAllBytes(path));
                 if (used.Length > 0) Write(corpusDirectory, "journal-entry", $"{scenario.Name}-journal{number}.journal", used, written);

@@ -113,7 +113,7 @@ internal sealed class EnvironmentFraming
     /// <summary>Writes the files into <paramref name="directory"/> (which holds a <c>Journals</c> folder afterwards in any case).</summary>
     public void WriteTo(string directory)
     {
-        var journals = Path.Combine(directory, Environments.StorageEnvironmentNames.JournalDirectory);
+        var journals = Path.Combine(directory, Storage.State.StorageEnvironmentNames.JournalDirectory);
         Directory.CreateDirectory(journals);
         foreach (var (file, contents) in Files)
         {
@@ -135,7 +135,7 @@ internal sealed class EnvironmentFraming
 
     public static string PathOf(string directory, int file) => file == 0
         ? Path.Combine(directory, DataFile.FileName)
-        : Path.Combine(directory, Environments.StorageEnvironmentNames.JournalDirectory, JournalFile.FileName(file));
+        : Path.Combine(directory, Storage.State.StorageEnvironmentNames.JournalDirectory, JournalFile.FileName(file));
 
     /// <summary>The framing of an environment directory as it is on disk (the data file and the journals numbered 1..255).</summary>
     public static EnvironmentFraming Read(string directory, byte flags)
@@ -143,7 +143,7 @@ internal sealed class EnvironmentFraming
         var framing = new EnvironmentFraming { Flags = flags };
         var data = Path.Combine(directory, DataFile.FileName);
         if (File.Exists(data)) framing.Files[0] = File.ReadAllBytes(data);
-        foreach (var (number, path) in JournalEntryReader.ListFiles(Path.Combine(directory, Environments.StorageEnvironmentNames.JournalDirectory)))
+        foreach (var (number, path) in JournalEntryReader.ListFiles(Path.Combine(directory, Storage.State.StorageEnvironmentNames.JournalDirectory)))
         {
             if (number is < 1 or > 255) throw new ArgumentException($"journal {number.ToString(CultureInfo.InvariantCulture)} cannot be framed (numbers 1..255 only)");
             framing.Files[(int)number] = File.ReadAllBytes(path);

@@ -1,5 +1,6 @@
 using Storage.Inspection;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Trees;
 using static Storage.Inspect.Tests.TestEnvironments;
 

@@ -3,6 +3,7 @@ using Storage.Allocation;
 using Storage.Inspect;
 using Storage.Inspection;
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Inspect.Tests;
 

@@ -5,6 +5,7 @@ using Microsoft.Win32.SafeHandles;
 using Storage.Benchmarks.Measurement;
 using Storage.Paging;
 using Storage.Platform;
+using Storage.Scratch;
 
 namespace Storage.Benchmarks.Flush;
 

@@ -2,8 +2,10 @@ using System.IO.Compression;
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 using Storage.Benchmarks.Generators;
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Trees;
 
 namespace Storage.Benchmarks.Micro;

@@ -1,3 +1,5 @@
+using Storage.State;
+
 namespace Storage.Inspection;
 
 /// <summary>What a page of the data file is, as the check found it.</summary>

@@ -4,6 +4,7 @@ using System.Runtime.InteropServices;
 using System.Text;
 using Storage.Allocation;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Trees;
 
 namespace Storage.Inspection;
@@ -157,7 +158,7 @@ internal sealed unsafe class EnvironmentChecker
                 if (start + i >= _nextPage) continue;
                 Claim(start + i);
                 _report.ReservedPages++;
-                SetInfo(start + i, region == 0 ? PageKind.FileHeader : PageKind.Reserved, -1, 0, region == 0 ? PageLayout.HeaderSizeBytes + Environments.FileHeader.SizeBytes : 0);
+                SetInfo(start + i, region == 0 ? PageKind.FileHeader : PageKind.Reserved, -1, 0, region == 0 ? PageLayout.HeaderSizeBytes + Storage.State.FileHeader.SizeBytes : 0);
             }
             for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
             {

@@ -2,9 +2,10 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Allocation;
-using Storage.Environments;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Recovery;
+using Storage.State;
 using Storage.Trees;
 
 namespace Storage.Inspection;
@@ -93,7 +94,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
         directory = System.IO.Path.GetFullPath(directory);
         if (!Directory.Exists(directory))
         {
-            var intent = Environments.BranchReplacement.IntentPath(directory);
+            var intent = Storage.Groups.BranchReplacement.IntentPath(directory);
             throw new InspectionException(File.Exists(intent)
                 ? $"no environment directory at {directory}: its replacement was interrupted after it was moved aside ({intent}); opening it with the engine completes the replacement"
                 : $"no environment directory at {directory}");

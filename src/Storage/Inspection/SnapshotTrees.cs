@@ -1,6 +1,7 @@
 using System.Runtime.InteropServices;
 using System.Text;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Trees;
 
 namespace Storage.Inspection;

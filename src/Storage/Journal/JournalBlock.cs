@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Journal;
 

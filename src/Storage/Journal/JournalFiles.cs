@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Storage.Faults;
 using Storage.Platform;
 
 namespace Storage.Journal;

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Journal;
 

@@ -1,3 +1,4 @@
+using Storage.Faults;
 using Storage.Paging;
 using Storage.Platform;
 

@@ -1,3 +1,4 @@
+using Storage.Faults;
 using Storage.Platform;
 
 namespace Storage.Journal;

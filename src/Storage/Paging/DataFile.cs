@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using Microsoft.Win32.SafeHandles;
+using Storage.Faults;
 using Storage.Platform;
+using Storage.Scratch;
 
 namespace Storage.Paging;
 

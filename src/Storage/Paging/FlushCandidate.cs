@@ -1,3 +1,5 @@
+using Storage.Scratch;
+
 namespace Storage.Paging;
 
 /// <summary>The newest version of a page at or before the transaction a flush writes up to.</summary>

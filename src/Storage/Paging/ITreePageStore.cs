@@ -24,7 +24,7 @@ internal unsafe interface ITreePageStore
 
     /// <summary>
     /// As <see cref="ModifyPage(long)"/>, for a caller that records every byte range it writes into
-    /// <paramref name="writtenLines"/> (see <see cref="Transactions.WrittenLines"/>); null when the store does not track them.
+    /// <paramref name="writtenLines"/> (see <see cref="Storage.Commit.WrittenLines"/>); null when the store does not track them.
     /// </summary>
     byte* ModifyPage(long pageNumber, out ulong* writtenLines)
     {

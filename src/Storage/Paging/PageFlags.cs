@@ -1,3 +1,5 @@
+using Storage.State;
+
 namespace Storage.Paging;
 
 /// <summary>What a page holds. Exactly one of the type flags is set on a valid page.</summary>

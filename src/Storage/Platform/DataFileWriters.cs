@@ -1,6 +1,8 @@
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
+using Storage.Faults;
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Platform;
 

@@ -1,5 +1,7 @@
 using Microsoft.Win32.SafeHandles;
+using Storage.Faults;
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Platform;
 
@@ -14,7 +16,7 @@ namespace Storage.Platform;
 /// <remarks>
 /// A write refused for want of space is the exception: the kernel took the bytes before the refusal into the page
 /// cache and none after it, so the file holds old or new page contents, all of which the journal still has, and the
-/// flush that met it writes them all again later (<see cref="Environments.Flusher"/>). A sync that fails for want of
+/// flush that met it writes them all again later (<see cref="Storage.Flush.Flusher"/>). A sync that fails for want of
 /// space is final like any other.
 /// </remarks>
 internal sealed class FailStopDataFileWriter : IDataFileWriter

@@ -1,5 +1,6 @@
-using Microsoft.Win32.SafeHandles;
 using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Storage.Faults;
 
 namespace Storage.Platform;
 

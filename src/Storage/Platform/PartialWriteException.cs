@@ -1,3 +1,5 @@
+using Storage.Faults;
+
 namespace Storage.Platform;
 
 /// <summary>

@@ -1,4 +1,6 @@
+using Storage.Commit;
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Transactions;
 

@@ -1,8 +1,10 @@
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Storage.Allocation;
-using Storage.Environments;
+using Storage.Commit;
 using Storage.Paging;
+using Storage.Scratch;
+using Storage.State;
 
 namespace Storage.Transactions;
 

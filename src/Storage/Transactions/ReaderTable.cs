@@ -1,5 +1,5 @@
 using System.Diagnostics;
-using Storage.Environments;
+using Storage.State;
 
 namespace Storage.Transactions;
 

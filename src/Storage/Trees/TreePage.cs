@@ -16,7 +16,7 @@ internal readonly unsafe ref partial struct TreePage
 {
     private readonly byte* _page;
 
-    /// <summary>Where this page's writes are recorded (<see cref="Transactions.WrittenLines"/>), or null.</summary>
+    /// <summary>Where this page's writes are recorded (<see cref="Storage.Commit.WrittenLines"/>), or null.</summary>
     private readonly ulong* _writtenLines;
 
     private TreePage(byte* page, long pageNumber, ulong* writtenLines = null)

@@ -1,6 +1,6 @@
-using Storage.Environments;
 using Storage.Inspection;
 using Storage.Paging;
+using Storage.State;
 
 namespace Storage.Fuzz.Targets;
 

@@ -1,10 +1,13 @@
 using System.Buffers.Binary;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
-using Storage.Environments;
+using Storage.Commit;
 using Storage.Inspect.Commands;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
+using Storage.Recovery;
+using Storage.State;
 
 namespace Storage.Fuzz.Targets;
 

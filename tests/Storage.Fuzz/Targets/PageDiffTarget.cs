@@ -1,3 +1,4 @@
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
 

@@ -1,4 +1,5 @@
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Tests.Checksums;
 

@@ -1,5 +1,7 @@
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Tests.Checksums;
 

@@ -1,3 +1,4 @@
+using Storage.Faults;
 using Storage.Platform;
 using Storage.Tests.Support;
 
@@ -476,7 +477,7 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
         {
             Directory.CreateDirectory(temp.Combine(name));
             File.WriteAllText(temp.Combine(name, "data.storage"), "old pages");
-            if (marker is not null) File.WriteAllText(temp.Combine(name, Storage.Environments.BranchReplacement.ObsoleteMarker), marker);
+            if (marker is not null) File.WriteAllText(temp.Combine(name, Storage.Groups.BranchReplacement.ObsoleteMarker), marker);
         }
 
         using (var index = StorageEnvironment.Open(temp.Combine("index"), Options))

@@ -1,3 +1,4 @@
+using Storage.Faults;
 using Storage.Inspection;
 using Storage.Platform;
 using Storage.Tests.Support;

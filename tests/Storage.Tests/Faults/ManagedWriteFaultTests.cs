@@ -1,5 +1,6 @@
 using Storage.Paging;
 using Storage.Platform;
+using Storage.Scratch;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.FaultTests;

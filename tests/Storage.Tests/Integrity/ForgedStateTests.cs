@@ -1,7 +1,9 @@
 using System.Buffers.Binary;
+using Storage.Commit;
 using Storage.Inspection;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
 using Storage.Tests.Support;
 using static Storage.Tests.Support.EnvHelpers;
 
@@ -185,10 +187,10 @@ public sealed class A_valid_checksum_over_an_impossible_state
     private static unsafe void RewriteHeader(string dir, int slot, SpanAction header)
     {
         var page = DataFileInspector.ReadPage(dir, slot);
-        var span = page.AsSpan(PageLayout.HeaderSizeBytes, Storage.Environments.FileHeader.SizeBytes);
+        var span = page.AsSpan(PageLayout.HeaderSizeBytes, Storage.State.FileHeader.SizeBytes);
         header(span);
-        span.Slice(Storage.Environments.FileHeader.ChecksumOffset, 4).Clear();
-        BinaryPrimitives.WriteUInt32LittleEndian(span[Storage.Environments.FileHeader.ChecksumOffset..], Crc32C.Compute(span));
+        span.Slice(Storage.State.FileHeader.ChecksumOffset, 4).Clear();
+        BinaryPrimitives.WriteUInt32LittleEndian(span[Storage.State.FileHeader.ChecksumOffset..], Crc32C.Compute(span));
         fixed (byte* p = page) ((PageHeader*)p)->Checksum = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
         using var handle = File.OpenHandle(DataFileInspector.PathOf(dir), FileMode.Open, FileAccess.ReadWrite);
         RandomAccess.Write(handle, page, slot * (long)PageLayout.PageSizeBytes);

@@ -21,7 +21,7 @@ public sealed class A_large_commit_diffed_on_two_threads
         var helperCommit = Fill(helperAlone.Path, Options, env => env.DiffHelper.HelperTakesAll = true);
         var oneThreadCommit = Fill(oneThread.Path, Options, env => env.DiffHelper.MinPages = int.MaxValue);
 
-        Assert.True(oneThreadCommit.Stats.LeafPages > 2 * Storage.Journal.DiffHelper.DefaultMinPages, $"{oneThreadCommit.Stats.LeafPages} leaves changed");
+        Assert.True(oneThreadCommit.Stats.LeafPages > 2 * Storage.Commit.DiffHelper.DefaultMinPages, $"{oneThreadCommit.Stats.LeafPages} leaves changed");
         Assert.Equal((1, 0, 0), (sharedCommit.Runs, helperCommit.Runs - 1, oneThreadCommit.Runs));
         Assert.Equal(0, oneThreadCommit.HelperPages);
         // Updates in place split nothing: every page the last commit changed is one the helper diffed.

@@ -1,7 +1,7 @@
 using System.Runtime.InteropServices;
-using Storage.Environments;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.State;
 
 namespace Storage.Tests.JournalTests;
 

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Storage.Commit;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Tests.Support;

@@ -2,6 +2,7 @@ using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Paging;
 using Storage.Platform;
+using Storage.Scratch;
 using Storage.Tests.Support;
 using Xunit;
 

@@ -1,6 +1,8 @@
 using System.Runtime.InteropServices;
+using Storage.Faults;
 using Storage.Paging;
 using Storage.Platform;
+using Storage.Scratch;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.NativeLayer;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Tests.PagingTests;
 

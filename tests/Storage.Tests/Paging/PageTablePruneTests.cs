@@ -1,6 +1,7 @@
-using FsCheck;
 using FsCheck.Fluent;
+using FsCheck;
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Tests.PagingTests;
 

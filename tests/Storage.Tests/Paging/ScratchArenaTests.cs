@@ -1,4 +1,5 @@
 using Storage.Paging;
+using Storage.Scratch;
 
 namespace Storage.Tests.PagingTests;
 

@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using Storage.Paging;
+using Storage.Scratch;
 using Storage.Tests.Support;
 using static Storage.Tests.Support.EnvHelpers;
 

@@ -1,4 +1,6 @@
+using Storage.Faults;
 using Storage.Platform;
+using Storage.Recovery;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.RecoveryTests;

@@ -1,4 +1,6 @@
+using Storage.Commit;
 using Storage.Journal;
+using Storage.Recovery;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.RecoveryTests;

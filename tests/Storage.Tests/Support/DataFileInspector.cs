@@ -96,7 +96,7 @@ internal static class DataFileInspector
         page[bitmapOffset + bit / 8] |= (byte)(1 << (bit % 8));
         fixed (byte* p = page)
         {
-            ((Storage.Paging.PageHeader*)p)->Checksum = Storage.Paging.Crc32C.ComputePage(p, PageBytes);
+            ((Storage.Paging.PageHeader*)p)->Checksum = Storage.Platform.Crc32C.ComputePage(p, PageBytes);
         }
         using var handle = File.OpenHandle(PathOf(environment), FileMode.Open, FileAccess.ReadWrite);
         RandomAccess.Write(handle, page, bitmapPage * PageBytes);

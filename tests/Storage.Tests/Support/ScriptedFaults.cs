@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Storage.Faults;
 using Storage.Platform;
 
 namespace Storage.Tests.Support;

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using Storage.Commit;
 using Storage.Journal;
 
 namespace Storage.Tests.Support;

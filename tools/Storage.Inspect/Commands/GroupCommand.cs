@@ -1,4 +1,4 @@
-using Storage.Environments;
+using Storage.Groups;
 using Storage.Inspection;
 using Storage.Journal;
 

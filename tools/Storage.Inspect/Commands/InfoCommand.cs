@@ -1,7 +1,7 @@
-using Storage.Environments;
 using Storage.Inspection;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.State;
 
 namespace Storage.Inspect.Commands;
 

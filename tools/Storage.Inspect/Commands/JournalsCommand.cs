@@ -2,6 +2,7 @@ using System.Runtime.InteropServices;
 using Storage.Inspection;
 using Storage.Journal;
 using Storage.Paging;
+using Storage.Platform;
 
 namespace Storage.Inspect.Commands;
 

@@ -3,9 +3,10 @@ using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Storage.Allocation;
-using Storage.Environments;
 using Storage.Inspection;
 using Storage.Paging;
+using Storage.Platform;
+using Storage.State;
 using Storage.Trees;
 
 namespace Storage.Inspect.Commands;
