@@ -98,7 +98,7 @@ public sealed partial class StorageEnvironment
 
         // Making room may create a journal file; if that fails (a full disk), nothing of this entry was
         // written and the environment stays usable: only this transaction fails. Writing the entries waiting for the
-        // current file first may fail too: that poisons the environment (see JournalWriter.WriteFailed).
+        // current file first may fail too: that poisons the environment (see IJournalListener.WriteFailed).
         var reserveStarted = CommitProfile.Now();
         Journal.Reserve(length, transactionId);
         var lazy = durability == CommitDurability.Lazy;
@@ -309,8 +309,8 @@ public sealed partial class StorageEnvironment
 
     /// <summary>
     /// Writes the journal entries waiting (lazy commits', and durable ones' not yet written), durably; the journal
-    /// publishes them (<see cref="JournalWriter.BecameDurable"/>), and a failure poisons the environment
-    /// (<see cref="JournalWriter.WriteFailed"/>).
+    /// publishes them (<see cref="IJournalListener.BecameDurable"/>), and a failure poisons the environment
+    /// (<see cref="IJournalListener.WriteFailed"/>).
     /// </summary>
     internal void WritePendingCommits() => Journal.WritePending();
 
@@ -499,5 +499,14 @@ public sealed partial class StorageEnvironment
         // A killed process holds no lock: the directory is free at once (the test must not use old transactions).
         _lockHandle.Dispose();
         ReleaseLifetimeReference();
+    }
+
+    private sealed class JournalEvents(StorageEnvironment environment) : IJournalListener
+    {
+        public void DurableWriteTimed(long bytes, long ticks) => environment.OnDurableWrite(bytes, ticks);
+
+        public void BecameDurable() => environment.PublishDurableCommits();
+
+        public void WriteFailed(Exception failure) => environment.Poison(failure);
     }
 }

@@ -73,9 +73,7 @@ public sealed partial class StorageEnvironment : IDisposable
         _writerState = _state;
         _handedToFlusher = header.LastSyncedTransactionId;
         Journal = journal;
-        journal.DurableWriteTimed = OnDurableWrite;
-        journal.BecameDurable = PublishDurableCommits;
-        journal.WriteFailed = Poison;
+        journal.Attach(new JournalEvents(this));
         _entryBuilder = new JournalEntryBuilder(options.CompressionThresholdBytes);
         _diffHelper = new DiffHelper(options.CompressionThresholdBytes);
         _flusher = new Flusher(this, header.LastSyncedTransactionId, header.Sequence);
@@ -756,7 +754,7 @@ public sealed partial class StorageEnvironment : IDisposable
             IoBackend = DataFile.Io.Name,
             JournalDirectIo = Journal.IsDirect,
             JournalWriteMethod = Journal.WritePolicy.Snapshot(),
-            JournalShared = Journal is MemberJournal,
+            JournalShared = Journal.IsShared,
             CommitPhases = Profile.Snapshot(),
             CommitLatency = Profile.CommitLatency.Summarize(),
             JournalWriteLatency = Profile.JournalWriteLatency.Summarize(),

@@ -127,10 +127,10 @@ internal sealed class Flusher : IDisposable
     /// </summary>
     private bool HoldsTooMuchOfSharedJournal()
     {
-        if (_env.Journal is not MemberJournal member) return false;
-        var held = member.LinkedBytes;
-        // The group's files are sized by the root's writer, whatever this member's own options say.
-        var limit = member.HeldBytesBeforeFlush(MaxJournalFilesBeforeSync);
+        var journal = _env.Journal;
+        if (!journal.IsShared) return false;
+        var held = journal.TotalBytes;
+        var limit = journal.HeldBytesBeforeFlush(MaxJournalFilesBeforeSync);
         var last = Volatile.Read(ref _sharedHeldAtRequest);
         if (held < last)
         {
@@ -548,7 +548,8 @@ internal sealed class Flusher : IDisposable
     /// </summary>
     private void MoveIdleMemberStart(bool writerHeld)
     {
-        if (_env.Journal is not MemberJournal member || member.FileCount <= 1) return;
+        var member = _env.Journal;
+        if (!member.IsShared || member.FileCount <= 1) return;
         if (!writerHeld && !_env.TryEnterWriteLock(0)) return;
         try
         {

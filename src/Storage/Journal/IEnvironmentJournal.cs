@@ -11,14 +11,17 @@ internal unsafe interface IEnvironmentJournal : IDisposable
     /// <summary>Committers waiting for their entries to be durable (group commit).</summary>
     DurableWaiters Waiters { get; }
 
-    /// <summary>Told of every durable write of this environment's entries: bytes and stopwatch ticks.</summary>
-    Action<long, long>? DurableWriteTimed { set; }
+    /// <summary>Attaches the commit path told of this environment's durable writes; once, at open.</summary>
+    void Attach(IJournalListener listener);
 
-    /// <summary>Told after every durable write of this environment's entries, before the waiters it covered wake (no I/O there).</summary>
-    Action? BecameDurable { set; }
+    /// <summary>Whether the entries go into a group's shared journal, whose files this environment holds names of whether it commits or not.</summary>
+    bool IsShared { get; }
 
-    /// <summary>Told once, of the first failed durable write.</summary>
-    Action<Exception>? WriteFailed { set; }
+    /// <summary>
+    /// What this environment may hold of its journal's files before it asks for a flush: as much as
+    /// <paramref name="filesBeforeSync"/> files of the largest size the journal makes.
+    /// </summary>
+    long HeldBytesBeforeFlush(int filesBeforeSync);
 
     /// <summary>Durable writes that carried this environment's entries (and its end markers).</summary>
     long DurableWrites { get; }
@@ -64,7 +67,7 @@ internal unsafe interface IEnvironmentJournal : IDisposable
 
     /// <summary>
     /// Writes of this environment's entries that have taken their entries and not yet handed their commits over
-    /// (<see cref="BecameDurable"/> returned, or the write failed). While none is, every durable commit is published and
+    /// (<see cref="IJournalListener.BecameDurable"/> returned, or the write failed). While none is, every durable commit is published and
     /// handed to the flusher, and any later write holds every entry appended before it begins.
     /// </summary>
     int WritesUnderWay { get; }

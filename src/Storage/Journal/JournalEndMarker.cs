@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Storage.Platform;
 
 namespace Storage.Journal;
 
@@ -48,6 +49,14 @@ internal struct JournalEndMarker
     private readonly uint ComputeChecksum() => JournalBlock.Checksum(this, ChecksumOffset);
 
     public readonly unsafe void WriteBlock(byte* block) => JournalBlock.Write(this, block);
+
+    /// <summary>The marker in a block of its own, ready for a durable write.</summary>
+    public readonly unsafe AlignedBuffer ToBlock()
+    {
+        var block = new AlignedBuffer(BlockBytes);
+        WriteBlock(block.Pointer);
+        return block;
+    }
 
     /// <summary>A valid marker of file <paramref name="fileNumber"/> of this environment at the start of <paramref name="block"/>, or null.</summary>
     public static JournalEndMarker? TryParse(ReadOnlySpan<byte> block, ulong environmentId, long fileNumber)

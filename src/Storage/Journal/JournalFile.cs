@@ -286,21 +286,9 @@ internal sealed class JournalFile : IDisposable
         Write(block.Pointer, JournalFileHeader.BlockBytes, 0, faults);
     }
 
-    /// <summary>Writes an end marker durably at <paramref name="offsetBytes"/>, right after the file's last entry.</summary>
-    public unsafe void WriteEndMarker(in JournalEndMarker marker, long offsetBytes, IFaultInjector? faults)
-    {
-        using var block = new AlignedBuffer(JournalEndMarker.BlockBytes);
-        marker.WriteBlock(block.Pointer);
-        Write(block.Pointer, JournalEndMarker.BlockBytes, offsetBytes, faults);
-    }
-
-    /// <summary>Writes a group end marker durably at <paramref name="offsetBytes"/>, right after a shared file's last entry.</summary>
-    public unsafe void WriteGroupEndMarker(ulong writerEnvironmentId, ReadOnlySpan<GroupEndRecord> records, long offsetBytes, IFaultInjector? faults)
-    {
-        using var block = new AlignedBuffer(JournalGroupEndMarker.BlockBytes);
-        JournalGroupEndMarker.Write(new Span<byte>(block.Pointer, JournalGroupEndMarker.BlockBytes), writerEnvironmentId, Number, records);
-        Write(block.Pointer, JournalGroupEndMarker.BlockBytes, offsetBytes, faults);
-    }
+    /// <summary>Writes one prepared block (an end marker) durably at <paramref name="offsetBytes"/>, right after the file's last entry.</summary>
+    public unsafe void WriteBlock(AlignedBuffer block, long offsetBytes, IFaultInjector? faults) =>
+        Write(block.Pointer, JournalBlock.Bytes, offsetBytes, faults);
 
     public void Delete(IFaultInjector? faults)
     {

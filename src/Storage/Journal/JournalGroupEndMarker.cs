@@ -48,6 +48,22 @@ internal static class JournalGroupEndMarker
         BinaryPrimitives.WriteUInt32LittleEndian(block[ChecksumOffset..], Checksum(block, records.Length));
     }
 
+    /// <summary>The marker in a block of its own, ready for a durable write.</summary>
+    public static unsafe AlignedBuffer ToBlock(ulong writerEnvironmentId, long fileNumber, ReadOnlySpan<GroupEndRecord> records)
+    {
+        var block = new AlignedBuffer(BlockBytes);
+        try
+        {
+            Write(new Span<byte>(block.Pointer, BlockBytes), writerEnvironmentId, fileNumber, records);
+        }
+        catch
+        {
+            block.Dispose();
+            throw;
+        }
+        return block;
+    }
+
     /// <summary>Whether <paramref name="block"/> starts with the marker's magic (valid or not).</summary>
     public static bool HasMagic(ReadOnlySpan<byte> block) => block.Length >= 8 && BinaryPrimitives.ReadUInt64LittleEndian(block) == ExpectedMagic;
 

@@ -5,46 +5,23 @@ using Storage.Platform;
 namespace Storage.Journal;
 
 /// <summary>
-/// Appends entries to the journal, one durable write each, and manages the files: a spare file is
-/// prepared in the background before the current one fills, files grow (doubling, up to the maximum)
-/// while the load needs them, and retired files are recycled as spares or deleted.
+/// An environment's own journal: appends its entries, writes those waiting in one durable write, and keeps the files
+/// that hold entries not yet in the synced data file; a retired file is recycled as a spare or deleted. The files
+/// themselves (spares, sizes, moving to the next file and its end marker) are a <see cref="JournalFileSequence"/>.
 /// </summary>
-/// <remarks>
-/// Moving to a new file, in this order, so that recovery can tell a missing or cut file from the end of the
-/// journal: the new file's header (number, size, first transaction) is written durably while it is still a
-/// spare; the spare is renamed to its number (directory synced); then, inside the next durable write, an end
-/// marker goes after the old file's last entry, pointing to the new file, and only then the entry. Every file
-/// keeps one block free at its end for that marker.
-/// </remarks>
 internal sealed unsafe class JournalWriter : IEnvironmentJournal
 {
-    private readonly string _directory;
     private readonly ulong _environmentId;
-    private readonly IFaultInjector? _faults;
-    private readonly PlatformIo _io;
-    private readonly long _maxFileSizeBytes;
-    private readonly long _minFileSizeBytes;
+    private readonly JournalFileSequence _sequence;
+
+    /// <summary>Guards the files in use and the position.</summary>
     private readonly object _lock = new();
+
+    /// <summary>Files holding entries not yet retired, oldest first; the last is the one in use.</summary>
     private readonly List<JournalFile> _files = [];
-    /// <summary>
-    /// Retired files kept for reuse: enough for a whole flush cycle (the flusher syncs after three full files), so that
-    /// a steady load writes no new file's zeros. Spares past what a closed environment keeps are deleted at close.
-    /// </summary>
-    private const int MaxSpares = 4;
-
-    /// <summary>Prepared or recycled files, in the order they will be used.</summary>
-    private readonly Queue<JournalFile> _spares = new();
-    private Task? _preparing;
     private long _position;
-    private long _nextNumber;
-    private long _spareCounter;
     private bool _closed;
-    private long _nextSizeBytes;
-    private long _durableWrites;
-    private long _bytesWritten;
-
-    /// <summary>The end marker the next durable write puts in the previous file before the entry (set by a switch).</summary>
-    private (JournalFile File, long OffsetBytes, JournalEndMarker Marker)? _pendingEndMarker;
+    private IJournalListener? _listener;
 
     /// <summary>
     /// Serializes the journal's file I/O: durable writes, file switches, and the end markers between files. Held while
@@ -55,17 +32,12 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// <summary>Guards the entries waiting to be written and the position after them (held briefly, never during I/O).</summary>
     private readonly object _pendingLock = new();
 
-    /// <summary>
-    /// Entries appended but not yet written, of durable and lazy commits alike: they go to the current file at
-    /// <see cref="_pendingStart"/>, in one write. While one batch is written, the next fills the other buffer.
-    /// </summary>
-    private AlignedBuffer _pending = new(64 << 10);
-    private AlignedBuffer _inFlight = new(64 << 10);
-    private long _pendingLength;
-    private long _pendingStart;
+    /// <summary>Entries appended but not yet written, of durable and lazy commits alike: they go to the current file in one write.</summary>
+    private readonly JournalBatch _batch = new();
     private long _pendingLastTransactionId;
     private long _pendingSinceTimestamp;
     private long _durableTransactionId;
+    private int _writesUnderWay;
 
     /// <summary>The first failed durable write: every later one fails with it, and nothing after it is acknowledged.</summary>
     private Exception? _failure;
@@ -73,57 +45,43 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// <summary>The last transaction whose entry was in the failed write.</summary>
     private long _failedUpTo;
 
+    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod = JournalWriteMethod.Auto)
+    {
+        _environmentId = environmentId;
+        _sequence = new JournalFileSequence(directory, environmentId, shared: false, closePreviousAfterMarker: false, firstFreeFileNumber,
+            minFileSizeBytes, maxFileSizeBytes, io, faults, writeMethod);
+        Waiters = new DurableWaiters(this);
+    }
+
     /// <summary>Committers waiting for their entries to be durable (group commit).</summary>
     public DurableWaiters Waiters { get; }
 
-    /// <summary>Told of every durable write of entries: bytes and stopwatch ticks.</summary>
-    public Action<long, long>? DurableWriteTimed { get; set; }
+    public void Attach(IJournalListener listener) => _listener = listener;
 
-    /// <summary>Told after every durable write of entries, before the waiters it covered wake (with the I/O lock held: no I/O there).</summary>
-    public Action? BecameDurable { get; set; }
+    public bool IsShared => false;
 
-    /// <summary>Told once, of the first failed durable write.</summary>
-    public Action<Exception>? WriteFailed { get; set; }
+    public long HeldBytesBeforeFlush(int filesBeforeSync) => _sequence.MaxFileSizeBytes * filesBeforeSync;
 
-    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod = JournalWriteMethod.Auto)
-    {
-        WritePolicy = new DurableWritePolicy(writeMethod);
-        _directory = directory;
-        _environmentId = environmentId;
-        _faults = faults;
-        _io = io;
-        _nextNumber = firstFreeFileNumber;
-        _nextSizeBytes = minFileSizeBytes;
-        _minFileSizeBytes = minFileSizeBytes;
-        _maxFileSizeBytes = maxFileSizeBytes;
-        Waiters = new DurableWaiters(this);
-        AdoptSpares();
-    }
-
-    /// <summary>Spares left by an earlier run are pre-written already: keep them for use (see <see cref="JournalFile.AdoptSpares"/>).</summary>
-    private void AdoptSpares() =>
-        _spareCounter = Math.Max(_spareCounter, JournalFile.AdoptSpares(_directory, _environmentId, _nextSizeBytes, MaxSpares, _spares, _io, _faults));
-
-    public long DurableWrites => Interlocked.Read(ref _durableWrites);
+    public long DurableWrites => _sequence.DurableWrites;
 
     /// <summary>An environment's own files need no stamp.</summary>
     public int EntryStamp => 0;
 
-    public long BytesWritten => Interlocked.Read(ref _bytesWritten);
+    public long BytesWritten => _sequence.BytesWritten;
 
     /// <summary>Whether the current file was opened O_DIRECT.</summary>
     public bool IsDirect { get; private set; }
 
-    /// <summary>How entries are made durable: measured per file (see <see cref="DurableWritePolicy"/>).</summary>
-    public DurableWritePolicy WritePolicy { get; }
-
+    public DurableWritePolicy WritePolicy => _sequence.WritePolicy;
 
     /// <summary>Bytes of the journal files in use and the spares.</summary>
-    public long TotalBytes
+    public long TotalBytes => InUseBytes + _sequence.SpareBytes;
+
+    private long InUseBytes
     {
         get
         {
-            lock (_lock) return _files.Sum(file => file.SizeBytes) + _spares.Sum(file => file.SizeBytes);
+            lock (_lock) return _files.Sum(file => file.SizeBytes);
         }
     }
 
@@ -151,13 +109,12 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     public void Continue(long number, string path, long positionBytes, long lastTransactionId)
     {
         Interlocked.Exchange(ref _durableTransactionId, lastTransactionId);
-        var file = JournalFile.Open(path, number, _io);
+        var file = _sequence.OpenExisting(number, path);
         lock (_lock)
         {
             _files.Add(file);
             _position = positionBytes;
             IsDirect = file.IsDirect;
-            _nextNumber = Math.Max(_nextNumber, number + 1);
         }
     }
 
@@ -246,14 +203,8 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         {
             var current = CurrentFile();
             System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
-            if (_pendingLength == 0)
-            {
-                _pendingStart = _position;
-                Volatile.Write(ref _pendingSinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
-            }
-            _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
-            Buffer.MemoryCopy(entry, _pending.Pointer + _pendingLength, lengthBytes, lengthBytes);
-            _pendingLength += lengthBytes;
+            if (_batch.IsEmpty) Volatile.Write(ref _pendingSinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
+            _batch.Add(entry, lengthBytes, _position);
             _pendingLastTransactionId = transactionId;
             var start = _position;
             _position = start + lengthBytes;
@@ -282,24 +233,20 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         JournalFile file;
         lock (_pendingLock)
         {
-            if (_pendingLength == 0) return false;
+            if (_batch.IsEmpty) return false;
             // Counted before a committer can append after this write took its entries (under this lock).
             Interlocked.Increment(ref _writesUnderWay);
-            (batch, _inFlight, _pending) = (_pending, _pending, _inFlight);
-            start = _pendingStart;
-            length = _pendingLength;
+            (batch, start, length) = _batch.Take();
             lastTransactionId = _pendingLastTransactionId;
-            _pendingLength = 0;
             Volatile.Write(ref _pendingSinceTimestamp, 0);
             file = CurrentFile();
         }
         try
         {
-            var started = System.Diagnostics.Stopwatch.GetTimestamp();
+            long ticks;
             try
             {
-                WritePendingEndMarker();
-                WriteDurably(file, batch.Pointer, length, start);
+                ticks = _sequence.WriteEntries(file, batch, start, length);
             }
             catch (Exception e)
             {
@@ -308,15 +255,15 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
                 // Writes are serialized and none follows a failure: this is the first.
                 Interlocked.Exchange(ref _failedUpTo, lastTransactionId);
                 Volatile.Write(ref _failure, e);
-                WriteFailed?.Invoke(e);
+                _listener?.WriteFailed(e);
                 Waiters.WakeAll();
                 throw;
             }
-            DurableWriteTimed?.Invoke(length, System.Diagnostics.Stopwatch.GetTimestamp() - started);
-            if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
-            MarkDurable(lastTransactionId);
+            _listener?.DurableWriteTimed(length, ticks);
+            JournalBatch.Written(batch);
+            Interlocked.Exchange(ref _durableTransactionId, lastTransactionId);
             // Published before the waiters wake, so that they find their commits visible and go on at once.
-            BecameDurable?.Invoke();
+            _listener?.BecameDurable();
         }
         finally
         {
@@ -329,8 +276,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
 
     public int WritesUnderWay => Volatile.Read(ref _writesUnderWay);
 
-    private int _writesUnderWay;
-
     private JournalFile CurrentFile()
     {
         lock (_lock)
@@ -339,94 +284,25 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         }
     }
 
-    private void WritePendingEndMarker()
-    {
-        if (_pendingEndMarker is not { } pending) return;
-        pending.File.WriteEndMarker(pending.Marker, pending.OffsetBytes, _faults);
-        _pendingEndMarker = null;
-        Interlocked.Increment(ref _durableWrites);
-    }
-
-    private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
-    {
-        WritePolicy.Write(file, data, lengthBytes, offsetBytes, _faults);
-        Interlocked.Increment(ref _durableWrites);
-        Interlocked.Add(ref _bytesWritten, lengthBytes);
-    }
-
-    private void MarkDurable(long transactionId) => Interlocked.Exchange(ref _durableTransactionId, transactionId);
-
+    /// <summary>Puts the next file into use (the I/O lock held); the next write ends the current one with a marker naming it.</summary>
     private void Switch(long entryBytes, long transactionId)
     {
-        JournalFile? next;
-        Task? preparing;
+        var next = _sequence.StartNext(entryBytes, JournalEndMarker.BlockBytes, transactionId);
+        JournalFile? previous;
+        long previousEnd;
+        int inUse;
         lock (_lock)
         {
-            preparing = _preparing;
-        }
-        // A failed background preparation is retried below, where its error reaches the committer.
-        JournalFile.WaitForPreparation(preparing);
-        lock (_lock)
-        {
-            _spares.TryDequeue(out next);
-        }
-        var needed = JournalFileHeader.BlockBytes + AlignedBuffer.AlignUp(entryBytes) + JournalEndMarker.BlockBytes;
-        if (next is not null && next.SizeBytes < needed)
-        {
-            next.Delete(_faults);
-            next = null;
-        }
-        next ??= JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, needed), _io, _faults);
-        // The number is used up even if what follows fails: a retry must not collide with a file of that name that
-        // may exist (its header then names a file that holds no entries, which recovery skips).
-        var number = _nextNumber++;
-        try
-        {
-            next.WriteHeader(JournalFileHeader.Create(_environmentId, number, next.SizeBytes, transactionId, next.IsRecycled), _faults);
-            next.Rename(_directory, JournalFile.FileName(number), number, _faults);
-        }
-        catch
-        {
-            next.Dispose();
-            throw;
-        }
-        lock (_lock)
-        {
-            if (_files.Count > 0)
-            {
-                // The previous file holds the last committed entry, so no sync can retire it before the marker is written.
-                var previous = _files[^1];
-                _pendingEndMarker = (previous, _position, JournalEndMarker.Create(_environmentId, previous.Number, number, transactionId));
-            }
+            // The previous file holds the last committed entry, so no sync can retire it before the marker is written.
+            previous = _files.Count > 0 ? _files[^1] : null;
+            previousEnd = _position;
             _files.Add(next);
             _position = JournalFileHeader.BlockBytes;
             IsDirect = next.IsDirect;
-            if (_files.Count > 1) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
-            StartPreparingSpare();
+            inUse = _files.Count;
         }
-    }
-
-    private string NextSpareName() => JournalFile.SpareName(Interlocked.Increment(ref _spareCounter));
-
-    /// <summary>Called with the lock held.</summary>
-    private void StartPreparingSpare()
-    {
-        if (_spares.Count > 0 || (_preparing is not null && !_preparing.IsCompleted)) return;
-        var name = NextSpareName();
-        var size = _nextSizeBytes;
-        _preparing = Task.Run(() =>
-        {
-            var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
-            lock (_lock)
-            {
-                if (_spares.Count < MaxSpares && !_closed)
-                {
-                    _spares.Enqueue(file);
-                    return;
-                }
-            }
-            file.Delete(_faults);
-        });
+        var marker = previous is null ? null : JournalEndMarker.Create(_environmentId, previous.Number, next.Number, transactionId).ToBlock();
+        _sequence.Started(previous, previousEnd, marker, inUse);
     }
 
     /// <summary>
@@ -447,22 +323,9 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         if (retired is null) return 0;
         foreach (var file in retired)
         {
-            bool keep;
-            lock (_lock)
-            {
-                // Recycling costs a rename instead of writing the whole file again; small files from the
-                // start-up ramp are not worth keeping once files have grown.
-                keep = _spares.Count < MaxSpares && file.SizeBytes >= _nextSizeBytes && !_closed;
-            }
             // A file with other names keeps its contents for them: only this name goes.
-            if (!keep || file.HasOtherNames)
-            {
-                file.Delete(_faults);
-                continue;
-            }
-            file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
-            file.IsRecycled = true;
-            lock (_lock) _spares.Enqueue(file);
+            if (_sequence.WouldKeep(file.SizeBytes) && !file.HasOtherNames) _sequence.Recycle(file);
+            else file.Delete(_sequence.Faults);
         }
         return retired.Count;
     }
@@ -476,20 +339,12 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// </summary>
     public (long FileNumber, long OffsetBytes) StartSmallFile(long firstTransactionId)
     {
-        WaitForSparePreparation();
         lock (_ioLock)
         {
             ThrowIfFailed();
-            List<JournalFile> spares;
-            lock (_lock)
-            {
-                _nextSizeBytes = _minFileSizeBytes;
-                spares = [.. _spares];
-                _spares.Clear();
-            }
-            foreach (var spare in spares) spare.Delete(_faults);
+            _sequence.StartSmall();
             Switch(0, firstTransactionId);
-            WritePendingEndMarker();
+            _sequence.WritePendingEndMarker();
             lock (_lock) return (_files[^1].Number, _position);
         }
     }
@@ -499,53 +354,24 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// files together take at most <paramref name="keepBytes"/>, so that a closed environment's directory stays near
     /// its data file. The next open prepares spares again in the background as the load needs them.
     /// </summary>
-    public void TrimSpares(long keepBytes)
-    {
-        WaitForSparePreparation();
-        List<JournalFile> trimmed = [];
-        lock (_lock)
-        {
-            long total = _files.Sum(file => file.SizeBytes);
-            for (int left = _spares.Count; left > 0; left--)
-            {
-                var spare = _spares.Dequeue();
-                if (total + spare.SizeBytes <= keepBytes)
-                {
-                    total += spare.SizeBytes;
-                    _spares.Enqueue(spare);
-                }
-                else
-                {
-                    trimmed.Add(spare);
-                }
-            }
-        }
-        foreach (var spare in trimmed) spare.Delete(_faults);
-    }
-
-    /// <summary>Waits for a spare being prepared in the background; a failed preparation leaves no spare and is not an error here.</summary>
-    private void WaitForSparePreparation() => JournalFile.WaitForPreparation(_preparing);
+    public void TrimSpares(long keepBytes) => _sequence.TrimSpares(keepBytes, InUseBytes);
 
     public void Dispose()
     {
-        WaitForSparePreparation();
+        _sequence.Close(deleteSpares: false);
         lock (_lock)
         {
             _closed = true;
             foreach (var f in _files) f.Dispose();
             _files.Clear();
-            while (_spares.TryDequeue(out var spare)) spare.Dispose();
-            _pendingEndMarker = null;
         }
         lock (_ioLock)
         {
             lock (_pendingLock)
             {
                 // Entries not written by now are lost, as in a crash: the caller writes them first when it can.
-                _pendingLength = 0;
+                _batch.Dispose();
                 Volatile.Write(ref _pendingSinceTimestamp, 0);
-                _pending.Dispose();
-                _inFlight.Dispose();
             }
         }
         // Committers still waiting learn that their transactions were not committed.

@@ -53,19 +53,21 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public DurableWaiters Waiters { get; }
 
-    public Action<long, long>? DurableWriteTimed { private get; set; }
+    private IJournalListener? _listener;
 
-    public Action? BecameDurableCallback { private get; set; }
+    public void Attach(IJournalListener listener) => _listener = listener;
 
-    Action? IEnvironmentJournal.BecameDurable { set => BecameDurableCallback = value; }
-
-    public Action<Exception>? WriteFailed { private get; set; }
+    public bool IsShared => true;
 
     public long DurableWrites => Interlocked.Read(ref _durableWrites);
 
     public int EntryStamp => _shared.CurrentStamp;
 
-    /// <summary>What this member may hold of the group's files before it asks for a flush: as much as an environment's own journal holds between syncs.</summary>
+    /// <summary>
+    /// What this member may hold of the group's files before it asks for a flush: as much as an environment's own journal holds
+    /// between syncs. A member holds a name for every shared file, whose entries are mostly the other members', so it counts
+    /// what it holds, not what it wrote; the group's files are sized by the root's writer, whatever this member's options say.
+    /// </summary>
     public long HeldBytesBeforeFlush(int filesBeforeSync) => _shared.MaxFileSizeBytes * filesBeforeSync;
 
     public long BytesWritten => Interlocked.Read(ref _bytesWritten);
@@ -210,8 +212,8 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
         Interlocked.Increment(ref _durableWrites);
         Interlocked.Add(ref _bytesWritten, _inWriteBytes);
         Interlocked.Exchange(ref _durableTransactionId, _inWriteLast);
-        DurableWriteTimed?.Invoke(_inWriteBytes, ticks);
-        BecameDurableCallback?.Invoke();
+        _listener?.DurableWriteTimed(_inWriteBytes, ticks);
+        _listener?.BecameDurable();
         Waiters.WakeDurable();
     }
 
@@ -220,7 +222,7 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
     {
         if (Interlocked.CompareExchange(ref _failure, failure, null) is not null) return;
         if (inWrite) Interlocked.Exchange(ref _failedUpTo, _inWriteLast);
-        WriteFailed?.Invoke(failure);
+        _listener?.WriteFailed(failure);
         Waiters.WakeAll();
     }
 

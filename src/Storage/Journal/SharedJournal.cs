@@ -30,12 +30,8 @@ namespace Storage.Journal;
 /// </remarks>
 internal sealed unsafe class SharedJournal : IDisposable
 {
-    private readonly string _directory;
     private readonly ulong _writerId;
-    private readonly PlatformIo _io;
-    private readonly IFaultInjector? _faults;
-    private readonly long _minFileSizeBytes;
-    private readonly long _maxFileSizeBytes;
+    private readonly JournalFileSequence _sequence;
 
     /// <summary>Serializes file I/O: durable writes, switches, links and end markers. Taken before <see cref="_pendingLock"/>.</summary>
     private readonly object _ioLock = new();
@@ -45,91 +41,64 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     private readonly List<MemberJournal> _members = [];
 
-    /// <summary>Retired files kept for reuse (guarded by <see cref="_pendingLock"/>), in the order they will be used.</summary>
-    private readonly Queue<JournalFile> _recycled = new();
-
-    /// <summary>As many retired files as an environment's own journal keeps: enough for a flush cycle.</summary>
-    private const int MaxRecycled = 4;
-
     /// <summary>
     /// Serializes the members' retirements of names, so that of two members removing their names of one file at once, the
     /// second sees its name as the last and the file is reused.
     /// </summary>
     private readonly object _retireLock = new();
 
-    /// <summary>Members with entries in <see cref="_pending"/>.</summary>
+    /// <summary>Members with entries in <see cref="_batch"/>.</summary>
     private readonly List<MemberJournal> _pendingMembers = [];
 
-    private AlignedBuffer _pending = new(64 << 10);
-    private AlignedBuffer _inFlight = new(64 << 10);
-    private long _pendingLength;
-    private long _pendingStart;
+    /// <summary>The entries of every member waiting for the next durable write.</summary>
+    private readonly JournalBatch _batch = new();
     private JournalFile? _current;
     private long _position;
-    private long _nextNumber;
-    private long _nextSizeBytes;
-    private long _spareCounter;
     private bool _closed;
     private Exception? _failure;
-    private long _durableWrites;
-    private long _bytesWritten;
     private long _linksMade;
-    private long _filesCreated;
-    private long _filesReused;
 
     /// <summary>The number of the file in use, read without a lock to stamp entries as they are built (-1 before the first).</summary>
     private long _currentNumber = -1;
 
-    /// <summary>The group end marker the next durable write puts after the previous file's last entry (set by a switch).</summary>
-    private (JournalFile File, long OffsetBytes, GroupEndRecord[] Records)? _pendingEndMarker;
-
+    /// <remarks>
+    /// Spares in the root's folder (kept from when it was open alone, or left by a crash of the group) are written already:
+    /// the root's, shared or not, are kept for reuse as its own are (see <see cref="JournalFile.AdoptSpares"/>).
+    /// </remarks>
     public SharedJournal(string rootJournalDirectory, ulong rootEnvironmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes,
         PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod)
     {
-        _directory = rootJournalDirectory;
         _writerId = rootEnvironmentId;
-        _nextNumber = firstFreeFileNumber;
-        _minFileSizeBytes = minFileSizeBytes;
-        _maxFileSizeBytes = maxFileSizeBytes;
-        _nextSizeBytes = minFileSizeBytes;
-        _io = io;
-        _faults = faults;
-        WritePolicy = new DurableWritePolicy(writeMethod);
-        AdoptSpares();
+        // The writer keeps no file but the one in use: each member holds a name of every file it may have entries in.
+        _sequence = new JournalFileSequence(rootJournalDirectory, rootEnvironmentId, shared: true, closePreviousAfterMarker: true, firstFreeFileNumber,
+            minFileSizeBytes, maxFileSizeBytes, io, faults, writeMethod);
     }
-
-    /// <summary>
-    /// Spares in the root's folder (kept from when it was open alone, or left by a crash of the group) are written already:
-    /// the root's, shared or not, are kept for reuse as its own are (see <see cref="JournalFile.AdoptSpares"/>).
-    /// </summary>
-    private void AdoptSpares() =>
-        _spareCounter = Math.Max(_spareCounter, JournalFile.AdoptSpares(_directory, _writerId, _minFileSizeBytes, MaxRecycled, _recycled, _io, _faults));
 
     /// <summary>The root environment's id: the writer named in every shared file's header.</summary>
     public ulong WriterId => _writerId;
 
-    public DurableWritePolicy WritePolicy { get; }
+    public DurableWritePolicy WritePolicy => _sequence.WritePolicy;
 
     /// <summary>The stamp of the file in use, for entries being built (<see cref="JournalEntryHeader.SharedFileStamp"/>).</summary>
     public int CurrentStamp => JournalEntryHeader.StampOf(Volatile.Read(ref _currentNumber));
 
     /// <summary>The largest file this writer makes.</summary>
-    public long MaxFileSizeBytes => _maxFileSizeBytes;
+    public long MaxFileSizeBytes => _sequence.MaxFileSizeBytes;
 
     /// <summary>Durable writes made (entries and group end markers), for every member together.</summary>
-    public long DurableWrites => Interlocked.Read(ref _durableWrites);
+    public long DurableWrites => _sequence.DurableWrites;
 
     /// <summary>Bytes of entries written, for every member together.</summary>
-    public long BytesWritten => Interlocked.Read(ref _bytesWritten);
+    public long BytesWritten => _sequence.BytesWritten;
 
     /// <summary>Links made into members' folders.</summary>
     public long LinksMade => Interlocked.Read(ref _linksMade);
 
     /// <summary>New files made (sized and written with zeros).</summary>
-    public long FilesCreated => Interlocked.Read(ref _filesCreated);
+    public long FilesCreated => _sequence.FilesCreated;
 
     /// <summary>Files put into use again: retired files every member was done with, including those found in the root's folder at open.</summary>
-    public long FilesReused => Interlocked.Read(ref _filesReused);
+    public long FilesReused => _sequence.FilesReused;
 
     public bool IsDirect
     {
@@ -220,7 +189,7 @@ internal sealed unsafe class SharedJournal : IDisposable
                 {
                     ThrowIfFailedOrClosed();
                     if (Fits(lengthBytes)) return AppendLocked(member, entry, lengthBytes, transactionId);
-                    if (_pendingLength != 0) continue; // appended meanwhile: written first
+                    if (!_batch.IsEmpty) continue; // appended meanwhile: written first
                     Switch(lengthBytes);
                     return AppendLocked(member, entry, lengthBytes, transactionId);
                 }
@@ -242,13 +211,9 @@ internal sealed unsafe class SharedJournal : IDisposable
 
     private (long FileNumber, long OffsetBytes) AppendLocked(MemberJournal member, byte* entry, long lengthBytes, long transactionId)
     {
-        if (_pendingLength == 0) _pendingStart = _position;
-        _pending.EnsureCapacity(_pendingLength + lengthBytes, _pendingLength);
-        var copy = _pending.Pointer + _pendingLength;
-        Buffer.MemoryCopy(entry, copy, lengthBytes, lengthBytes);
+        var copy = _batch.Add(entry, lengthBytes, _position);
         // Built for the file in use when its commit read the stamp; a switch since then (rare) means another.
         Stamp(copy, _current!.Number);
-        _pendingLength += lengthBytes;
         if (member.NotePending(transactionId, lengthBytes)) _pendingMembers.Add(member);
         var start = _position;
         _position = start + lengthBytes;
@@ -268,7 +233,7 @@ internal sealed unsafe class SharedJournal : IDisposable
     {
         lock (_pendingLock)
         {
-            if (_pendingLength == 0 || _writerActive) return false;
+            if (_batch.IsEmpty || _writerActive) return false;
             _writerActive = true;
         }
         bool wrote;
@@ -282,7 +247,7 @@ internal sealed unsafe class SharedJournal : IDisposable
             lock (_pendingLock)
             {
                 _writerActive = false;
-                if (_pendingLength != 0) left = [.. _pendingMembers];
+                if (!_batch.IsEmpty) left = [.. _pendingMembers];
             }
         }
         if (left is not null)
@@ -317,22 +282,17 @@ internal sealed unsafe class SharedJournal : IDisposable
         lock (_pendingLock)
         {
             ThrowIfFailedOrClosed();
-            if (_pendingLength == 0) return false;
-            batch = _pending;
-            (_pending, _inFlight) = (_inFlight, _pending);
-            start = _pendingStart;
-            length = _pendingLength;
-            _pendingLength = 0;
+            if (_batch.IsEmpty) return false;
+            (batch, start, length) = _batch.Take();
             covered = _pendingMembers.ToArray();
             _pendingMembers.Clear();
             foreach (var member in covered) member.TakePending();
             file = _current!;
         }
-        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        long ticks;
         try
         {
-            WritePendingEndMarker();
-            WriteDurably(file, batch.Pointer, length, start);
+            ticks = _sequence.WriteEntries(file, batch, start, length);
         }
         catch (Exception e)
         {
@@ -344,27 +304,9 @@ internal sealed unsafe class SharedJournal : IDisposable
             foreach (var member in all) member.FailedWith(e, inWrite: false);
             throw;
         }
-        var ticks = System.Diagnostics.Stopwatch.GetTimestamp() - started;
-        if (batch.Capacity > 16 << 20) batch.ShrinkTo(16 << 20);
+        JournalBatch.Written(batch);
         foreach (var member in covered) member.BecameDurable(ticks);
         return true;
-    }
-
-    private void WritePendingEndMarker()
-    {
-        if (_pendingEndMarker is not { } pending) return;
-        pending.File.WriteGroupEndMarker(_writerId, pending.Records, pending.OffsetBytes, _faults);
-        // Under the pending lock: RetireLink reads it there, and a struct of three fields is not written at once.
-        lock (_pendingLock) _pendingEndMarker = null;
-        pending.File.Dispose();
-        Interlocked.Increment(ref _durableWrites);
-    }
-
-    private void WriteDurably(JournalFile file, byte* data, long lengthBytes, long offsetBytes)
-    {
-        WritePolicy.Write(file, data, lengthBytes, offsetBytes, _faults);
-        Interlocked.Increment(ref _durableWrites);
-        Interlocked.Add(ref _bytesWritten, lengthBytes);
     }
 
     /// <summary>
@@ -373,28 +315,8 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// </summary>
     private void Switch(long entryBytes)
     {
-        var needed = JournalFileHeader.BlockBytes + AlignedBuffer.AlignUp(entryBytes) + JournalGroupEndMarker.BlockBytes;
-        var next = TakeSpare(needed);
-        if (next is null)
-        {
-            next = JournalFile.CreateSpare(_directory, NextSpareName(), Math.Max(_nextSizeBytes, AlignedBuffer.AlignUp(needed)), _io, _faults);
-            Interlocked.Increment(ref _filesCreated);
-        }
-        // The number is used up even if what follows fails: a retry must not meet a file of that name.
-        var number = _nextNumber++;
         var root = _members.Find(m => m.EnvironmentId == _writerId);
-        var firstTransactionId = root?.NextTransactionId ?? 1;
-        try
-        {
-            // A recycled file says so: its readers then take only entries stamped with this number.
-            next.WriteHeader(JournalFileHeader.Create(_writerId, number, next.SizeBytes, firstTransactionId, next.IsRecycled, shared: true), _faults);
-            next.Rename(_directory, JournalFile.FileName(number), number, _faults);
-        }
-        catch
-        {
-            next.Dispose();
-            throw;
-        }
+        var next = _sequence.StartNext(entryBytes, JournalGroupEndMarker.BlockBytes, root?.NextTransactionId ?? 1);
         var previous = _current;
         var records = new List<GroupEndRecord>(_members.Count);
         try
@@ -415,6 +337,7 @@ internal sealed unsafe class SharedJournal : IDisposable
             {
                 foreach (var member in _members) member.SyncFolder();
             }
+            if (records.Count > JournalGroupEndMarker.MaxRecords) throw new InvalidOperationException("More members than a group end marker holds.");
         }
         catch
         {
@@ -423,62 +346,15 @@ internal sealed unsafe class SharedJournal : IDisposable
             next.Dispose();
             throw;
         }
-        if (previous is not null)
-        {
-            if (records.Count > JournalGroupEndMarker.MaxRecords) throw new InvalidOperationException("More members than a group end marker holds.");
-            _pendingEndMarker = (previous, _position, records.ToArray());
-        }
+        var marker = previous is null ? null : JournalGroupEndMarker.ToBlock(_writerId, previous.Number, records.ToArray());
+        var previousEnd = _position;
         _current = next;
         Volatile.Write(ref _currentNumber, next.Number);
-        if (next.IsRecycled) Interlocked.Increment(ref _filesReused);
         _position = JournalFileHeader.BlockBytes;
         foreach (var member in _members) member.SetPosition(member.LinkNumberOf(next), _position);
-        // Files grow while they are not retired as fast as they fill (a member still needs an older one), as an environment's own do.
-        if (previous is not null && _members.Any(member => member.FileCount > 2)) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, _maxFileSizeBytes);
-        StartPreparingSpare();
+        // Files grow while a member still holds the one before the previous, as an environment's own do.
+        _sequence.Started(previous, previousEnd, marker, _members.Count == 0 ? 1 : _members.Max(member => member.FileCount));
     }
-
-    private string NextSpareName() => JournalFile.SpareName(Interlocked.Increment(ref _spareCounter));
-
-    /// <summary>
-    /// A retired file kept for reuse, else the spare prepared in the background, if it is large enough (one that is not is
-    /// deleted: the entry needs a larger file). Called with both locks held.
-    /// </summary>
-    private JournalFile? TakeSpare(long neededBytes)
-    {
-        while (_recycled.TryDequeue(out var recycled))
-        {
-            if (recycled.SizeBytes >= neededBytes) return recycled;
-            recycled.Delete(_faults);
-        }
-        WaitForSparePreparation();
-        var spare = Interlocked.Exchange(ref _spare, null);
-        if (spare is null || spare.SizeBytes >= neededBytes) return spare;
-        spare.Delete(_faults);
-        return null;
-    }
-
-    /// <summary>
-    /// The next file is made (sized and written with zeros) off the commit path, while the current one fills, unless a retired
-    /// file waits for reuse. Called with the pending lock held.
-    /// </summary>
-    private void StartPreparingSpare()
-    {
-        if (_recycled.Any(file => file.SizeBytes >= _nextSizeBytes) || Volatile.Read(ref _spare) is not null || (_preparing is not null && !_preparing.IsCompleted)) return;
-        var name = NextSpareName();
-        var size = _nextSizeBytes;
-        _preparing = Task.Run(() =>
-        {
-            var file = JournalFile.CreateSpare(_directory, name, size, _io, _faults);
-            Interlocked.Increment(ref _filesCreated);
-            if (Volatile.Read(ref _closed) || Interlocked.CompareExchange(ref _spare, file, null) is not null) file.Delete(_faults);
-        });
-    }
-
-    private void WaitForSparePreparation() => JournalFile.WaitForPreparation(_preparing);
-
-    private JournalFile? _spare;
-    private Task? _preparing;
 
     /// <summary>
     /// A member's name for shared file <paramref name="sharedNumber"/> goes: the member's data file is synced past the file.
@@ -494,38 +370,27 @@ internal sealed unsafe class SharedJournal : IDisposable
             bool reuse;
             lock (_pendingLock)
             {
-                reuse = !_closed && Volatile.Read(ref _failure) is null && _recycled.Count < MaxRecycled && sizeBytes >= _nextSizeBytes
-                    && _current?.Number != sharedNumber && _pendingEndMarker?.File.Number != sharedNumber;
+                reuse = !_closed && Volatile.Read(ref _failure) is null && _sequence.WouldKeep(sizeBytes)
+                    && _current?.Number != sharedNumber && !_sequence.HasPendingEndMarkerIn(sharedNumber);
             }
             // No one makes a new name for a retired file, so a count of one cannot go up again.
             if (!reuse || Posix.LinkCount(path) != 1)
             {
-                JournalFiles.Delete(path, _faults);
+                JournalFiles.Delete(path, _sequence.Faults);
                 return;
             }
-            var file = JournalFile.Open(path, number: -1, _io);
+            var file = JournalFile.Open(path, number: -1, _sequence.Io);
             try
             {
-                file.Rename(_directory, NextSpareName() + JournalFile.SpareExtension, -1, _faults);
                 // The rename syncs the root's folder; the member's folder, which lost the name, is synced too.
                 var from = Path.GetDirectoryName(path)!;
-                if (!string.Equals(Path.GetFullPath(from), Path.GetFullPath(_directory), StringComparison.Ordinal)) FileIo.SyncDirectory(from, _faults);
+                _sequence.Recycle(file, string.Equals(Path.GetFullPath(from), Path.GetFullPath(_sequence.Directory), StringComparison.Ordinal) ? null : from);
             }
             catch
             {
                 file.Dispose();
                 throw;
             }
-            file.IsRecycled = true;
-            lock (_pendingLock)
-            {
-                if (!_closed)
-                {
-                    _recycled.Enqueue(file);
-                    return;
-                }
-            }
-            file.Delete(_faults);
         }
     }
 
@@ -542,52 +407,24 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// <summary>Closes the writer: nothing is written after this (members write their entries before they leave).</summary>
     public void Dispose()
     {
-        WaitForSparePreparation();
-        List<JournalFile> unused = [];
-        if (Interlocked.Exchange(ref _spare, null) is { } spare) unused.Add(spare);
+        // Spares are deleted: files retired after this are deleted too, not kept (see RetireLink).
+        _sequence.Close(deleteSpares: true);
         MemberJournal[] closing;
         lock (_ioLock)
         {
             lock (_pendingLock)
             {
-                // Files retired after this are deleted, not kept (see RetireLink).
-                unused.AddRange(_recycled);
-                _recycled.Clear();
-                if (_closed)
-                {
-                    DeleteUnused(unused);
-                    return;
-                }
+                if (_closed) return;
                 _closed = true;
                 _current?.Dispose();
                 _current = null;
-                if (_pendingEndMarker is { } pending) pending.File.Dispose();
-                _pendingEndMarker = null;
-                _pendingLength = 0;
-                _pending.Dispose();
-                _inFlight.Dispose();
+                _batch.Dispose();
                 closing = [.. _members];
                 _members.Clear();
                 _pendingMembers.Clear();
             }
         }
-        DeleteUnused(unused);
         // Outside the locks: a member's committers take its waiters' lock and then this writer's.
         foreach (var member in closing) member.WriterClosed();
-    }
-
-    private void DeleteUnused(List<JournalFile> spares)
-    {
-        foreach (var file in spares)
-        {
-            try
-            {
-                file.Delete(_faults);
-            }
-            catch (StorageException)
-            {
-                // A spare left behind is adopted or deleted when the root next opens.
-            }
-        }
     }
 }

@@ -28,9 +28,9 @@ internal sealed unsafe class WritingAppendJournal(IEnvironmentJournal inner) : I
     }
 
     public DurableWaiters Waiters => inner.Waiters;
-    public Action<long, long>? DurableWriteTimed { set => inner.DurableWriteTimed = value; }
-    public Action? BecameDurable { set => inner.BecameDurable = value; }
-    public Action<Exception>? WriteFailed { set => inner.WriteFailed = value; }
+    public void Attach(IJournalListener listener) => inner.Attach(listener);
+    public bool IsShared => inner.IsShared;
+    public long HeldBytesBeforeFlush(int filesBeforeSync) => inner.HeldBytesBeforeFlush(filesBeforeSync);
     public long DurableWrites => inner.DurableWrites;
     public long BytesWritten => inner.BytesWritten;
     public bool IsDirect => inner.IsDirect;
