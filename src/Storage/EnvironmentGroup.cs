@@ -1,5 +1,6 @@
 using Storage.Groups;
 using Storage.Journal;
+using Storage.Recovery;
 using Storage.State;
 
 namespace Storage;
@@ -57,11 +58,11 @@ public sealed class EnvironmentGroup : IDisposable
         StorageEnvironment root;
         try
         {
-            root = StorageEnvironment.Open(rootDirectory, options, context =>
+            root = EnvironmentOpener.Open(rootDirectory, options, context =>
             {
                 shared = new SharedJournal(context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber,
-                    context.Options.MinJournalFileSizeBytes, context.Options.MaxJournalFileSizeBytes, context.Io, context.Options.FaultInjector, context.Options.JournalWriteMethod);
-                return new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector);
+                    context.Options.MinJournalFileSizeBytes, context.Options.MaxJournalFileSizeBytes, context.Io, context.Options.Hooks.FaultInjector, context.Options.JournalWriteMethod);
+                return new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.Hooks.FaultInjector);
             });
         }
         catch
@@ -100,14 +101,14 @@ public sealed class EnvironmentGroup : IDisposable
             if (notShared is null && _shared is not null)
             {
                 // Before the probe makes the directory: a replacement a crash interrupted may have moved it aside.
-                BranchReplacement.CompleteInterrupted(directory, options?.FaultInjector);
+                BranchReplacement.CompleteInterrupted(directory, options?.Hooks.FaultInjector);
                 replacementCompleted = true;
                 Platform.FileIo.CreateDirectory(directory);
                 notShared = JournalLinks.Probe(Path.Combine(Root.DirectoryPath, StorageEnvironmentNames.JournalDirectory), directory);
             }
             var shared = notShared is null ? _shared : null;
-            var branch = StorageEnvironment.Open(directory, options, shared is null ? null : context =>
-                new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.FaultInjector),
+            var branch = EnvironmentOpener.Open(directory, options, shared is null ? null : context =>
+                new MemberJournal(shared, context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber, context.Options.Hooks.FaultInjector),
                 replacementCompleted);
             _branches.Add((branch, notShared));
             return branch;
@@ -155,7 +156,7 @@ public sealed class EnvironmentGroup : IDisposable
                 throw new ArgumentException("The replacement's directory must be beside the live branch's (in the same parent), so that its name can take the live one's.", nameof(replacement));
             }
             BranchReplacement.CheckNames(liveDirectory, replacementDirectory);
-            var faults = live.Options.FaultInjector;
+            var faults = live.Options.Hooks.FaultInjector;
             // The branch's open completed any replacement a crash had interrupted: an intent now is another replacement under way.
             if (File.Exists(BranchReplacement.IntentPath(liveDirectory)))
             {

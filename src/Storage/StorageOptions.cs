@@ -154,17 +154,8 @@ public sealed record StorageOptions
     /// </summary>
     public Action<LeakedTransaction>? OnTransactionLeaked { get; init; }
 
-    /// <summary>The most page bytes one transaction may journal (recovery replays an entry in one piece). Tests lower it.</summary>
-    internal long MaxTransactionPayloadBytes { get; init; } = int.MaxValue - 64L * 1024;
-
-    /// <summary>Test seam: scratch buffers given back are filled with a pattern, so reading one that was freed too early fails loudly.</summary>
-    internal bool PoisonFreedScratch { get; init; }
-
-    /// <summary>Test seam: scratch spills to the scratch file whenever snapshots pin anything, whatever the budget.</summary>
-    internal bool SpillWhenPinned { get; init; }
-
-    /// <summary>Test seam: fails chosen writes and syncs.</summary>
-    internal IFaultInjector? FaultInjector { get; init; }
+    /// <summary>Test seams (a fault injector, a low transaction size limit, ...): none unless a test sets them.</summary>
+    internal EnvironmentHooks Hooks { get; init; } = EnvironmentHooks.None;
 
     /// <summary>Checks every value; throws <see cref="ArgumentOutOfRangeException"/> naming the option and its limit.</summary>
     public void Validate()

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Storage.Commit;
 using Storage.Transactions;
 using Storage.Trees;
 
@@ -137,7 +138,7 @@ public sealed class WriteTransaction : Transaction
     public CommitStats Commit(CommitDurability durability)
     {
         var pending = Append(durability);
-        return Environment.CompleteCommit(pending);
+        return Environment.Commits.Complete(pending);
     }
 
     /// <summary>
@@ -164,15 +165,15 @@ public sealed class WriteTransaction : Transaction
             return ValueTask.FromCanceled<CommitStats>(cancellationToken);
         }
         var pending = Append(durability);
-        return Environment.CompleteCommitAsync(pending);
+        return Environment.Commits.CompleteAsync(pending);
     }
 
     /// <summary>Appends the commit to the journal and releases the write lock; the caller waits for the write.</summary>
-    internal StorageEnvironment.PendingCommit Append(CommitDurability durability)
+    internal PendingCommit Append(CommitDurability durability)
     {
         if (durability is not (CommitDurability.Durable or CommitDurability.Lazy)) throw new ArgumentOutOfRangeException(nameof(durability), durability, null);
         EnsureUsable();
-        StorageEnvironment.PendingCommit pending;
+        PendingCommit pending;
         try
         {
             Span<byte> key = stackalloc byte[256];

@@ -30,6 +30,22 @@ internal sealed class CommitProfile
 
     public static void Add(ref long total, long startedTicks, long endedTicks) => Interlocked.Add(ref total, endedTicks - startedTicks);
 
+    /// <summary>Adds one commit's append, phase by phase (the writer's, with the write lock held).</summary>
+    public void RecordAppend(in AppendTimings timings)
+    {
+        Interlocked.Increment(ref Transactions);
+        Add(ref BodyTicks, timings.Began, timings.Started);
+        // The copies are estimated from a sample, so a few slow samples could make them exceed the body they are part of.
+        Interlocked.Add(ref PageCopyTicks, Math.Min(timings.PageCopyTicks, timings.Started - timings.Began));
+        Interlocked.Add(ref ChecksumTicks, timings.ChecksumTicks);
+        // Changed pages' checksums are worked out with their diffs, and count as diffing.
+        Interlocked.Add(ref DiffTicks, timings.Diffed - timings.PagesStarted - timings.ChecksumTicks);
+        Add(ref FinishTicks, timings.Diffed, timings.Finished);
+        Add(ref SwitchTicks, timings.Finished, timings.Reserved);
+        Interlocked.Add(ref PruneLockWaitTicks, timings.PruneLockWaitTicks);
+        Add(ref PublishTicks, timings.Reserved, timings.Appended);
+    }
+
     public CommitPhaseTimes Snapshot() => new()
     {
         Transactions = Volatile.Read(ref Transactions),
@@ -46,4 +62,38 @@ internal sealed class CommitProfile
     };
 
     private static TimeSpan Time(ref long ticks) => Stopwatch.GetElapsedTime(0, Volatile.Read(ref ticks));
+}
+
+/// <summary>Where one commit's append stood at the end of each phase (stopwatch timestamps), and what it measured inside them.</summary>
+internal struct AppendTimings
+{
+    /// <summary>The transaction began.</summary>
+    public long Began;
+
+    /// <summary>Its commit began.</summary>
+    public long Started;
+
+    /// <summary>Its space was reserved; diffing its pages began.</summary>
+    public long PagesStarted;
+
+    /// <summary>Every page's record was added.</summary>
+    public long Diffed;
+
+    /// <summary>The entry was finished (compressed, checksummed).</summary>
+    public long Finished;
+
+    /// <summary>The journal had room for it (a new file, if it took one).</summary>
+    public long Reserved;
+
+    /// <summary>It was appended and published to the page table.</summary>
+    public long Appended;
+
+    /// <summary>Stamping pages' checksums, inside the diffing.</summary>
+    public long ChecksumTicks;
+
+    /// <summary>Copying pages on their first change, inside the transaction body (estimated from a sample).</summary>
+    public long PageCopyTicks;
+
+    /// <summary>Waiting for the prune lock, inside publishing.</summary>
+    public long PruneLockWaitTicks;
 }

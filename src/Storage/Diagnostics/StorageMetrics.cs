@@ -1,5 +1,5 @@
-using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using System.Diagnostics;
 
 namespace Storage.Diagnostics;
 
@@ -43,7 +43,7 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
         _commitDuration = _meter.CreateHistogram<double>("storage.commit.duration", "s", "How long each commit that wrote a journal entry took, until durable");
         _journalWriteDuration = _meter.CreateHistogram<double>("storage.journal.write.duration", "s", "How long each durable journal write took");
-        _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
+        _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
 

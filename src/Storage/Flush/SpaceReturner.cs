@@ -28,13 +28,13 @@ internal sealed unsafe class SpaceReturner
     /// <summary>How long the flusher waits for the write lock before leaving the punching to the next sync.</summary>
     private const int WriteLockWaitMs = 20;
 
-    private readonly StorageEnvironment _env;
+    private readonly FlushPort _port;
     private readonly HashSet<long> _bitmapsChanged = [];
     private bool _scanAll = true;
 
-    public SpaceReturner(StorageEnvironment env)
+    public SpaceReturner(FlushPort port)
     {
-        _env = env;
+        _port = port;
     }
 
     /// <summary>Bytes cut from the end of the data file since open.</summary>
@@ -57,18 +57,18 @@ internal sealed unsafe class SpaceReturner
     /// <param name="writerHeld">The caller holds the write lock already (closing the environment): the file is cut to what it needs.</param>
     public void AfterSync(in CommitRecord synced, bool writerHeld)
     {
-        CutBytes += _env.DataFile.TryShrink(synced.NextPageNumber, closing: writerHeld);
+        CutBytes += _port.DataFile.TryShrink(synced.NextPageNumber, closing: writerHeld);
         if (_bitmapsChanged.Count == 0 && !_scanAll) return;
-        if (!_env.DataFile.CanPunch)
+        if (!_port.DataFile.CanPunch)
         {
             _bitmapsChanged.Clear();
             return;
         }
-        if (!writerHeld && !_env.TryEnterWriteLock(WriteLockWaitMs)) return;
-        var mapping = _env.DataFile.AcquireMapping();
+        if (!writerHeld && !_port.WriterLock.TryEnter(WriteLockWaitMs)) return;
+        var mapping = _port.DataFile.AcquireMapping();
         try
         {
-            var writer = _env.WriterState;
+            var writer = _port.States.Writer;
             var end = Math.Min(synced.NextPageNumber, writer.NextPageNumber);
             if (_scanAll)
             {
@@ -82,7 +82,7 @@ internal sealed unsafe class SpaceReturner
                 var first = FreeSpaceLayout.FirstPageOfBitmap(bitmap);
                 if (first >= end || bitmap >= mapping.PageCount) continue;
                 var inFile = (ulong*)(mapping.PagePointer(bitmap) + FreeSpaceLayout.BitmapOffsetBytes);
-                var newest = _env.PageTable.TryGetPage(bitmap, writer.TransactionId, out var version, out _)
+                var newest = _port.PageTable.TryGetPage(bitmap, writer.TransactionId, out var version, out _)
                     ? (ulong*)(version + FreeSpaceLayout.BitmapOffsetBytes)
                     : inFile;
                 PunchFreeRuns(first, inFile, newest, end);
@@ -97,14 +97,14 @@ internal sealed unsafe class SpaceReturner
         finally
         {
             mapping.Release();
-            if (!writerHeld) _env.ReleaseWriteLock();
+            if (!writerHeld) _port.WriterLock.Release();
         }
     }
 
     /// <summary>Punches the runs free in both bitmaps (of the pages from <paramref name="first"/>, below <paramref name="end"/>) and not punched yet.</summary>
     private void PunchFreeRuns(long first, ulong* inFile, ulong* newest, long end)
     {
-        var dataFile = _env.DataFile;
+        var dataFile = _port.DataFile;
         long runStart = -1;
         const int words = FreeSpaceLayout.BitsPerBitmapPage / 64;
         for (var w = 0; w <= words; w++)

@@ -302,7 +302,7 @@ internal sealed class JournalFile : IDisposable
             throw FileIo.Translate(e, "delete", Path);
         }
         faults?.AfterDelete(Path);
-        FileIo.SyncDirectory(System.IO.Path.GetDirectoryName(Path)!, faults);
+        FileIo.SyncParent(Path, faults);
     }
 
     public void Dispose()

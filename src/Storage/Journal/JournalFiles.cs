@@ -82,7 +82,7 @@ internal static class JournalFiles
             throw FileIo.Translate(e, "delete", path);
         }
         faults?.AfterDelete(path);
-        FileIo.SyncDirectory(Path.GetDirectoryName(path)!, faults);
+        FileIo.SyncParent(path, faults);
     }
 
     public static SafeFileHandle OpenRead(string path)

@@ -359,6 +359,13 @@ internal static class FileIo
         faults?.AfterRename(from, to);
     }
 
+    /// <summary>Makes a new or renamed entry durable: syncs the directory that holds <paramref name="path"/>.</summary>
+    public static void SyncParent(string path, IFaultInjector? faults)
+    {
+        var parent = Path.GetDirectoryName(path);
+        if (parent is not null) SyncDirectory(parent, faults);
+    }
+
     /// <summary>Makes a create, rename or unlink in a directory durable.</summary>
     public static void SyncDirectory(string directory, IFaultInjector? faults)
     {

@@ -14,7 +14,8 @@ namespace Storage.Transactions;
 /// </summary>
 internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTarget
 {
-    private readonly StorageEnvironment _env;
+    private readonly ReaderTable _readers;
+    private readonly WriterContext? _writer;
     private readonly Dictionary<long, DirtyPage>? _dirty;
     private readonly PageTable _pageTable;
     private readonly DataFile _dataFile;
@@ -22,14 +23,16 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     private List<DataFileMapping>? _olderMappings;
     private ReaderTable.Slot? _slot;
 
-    public PageTransaction(StorageEnvironment env, ReaderTable.Slot slot, EnvironmentState state, Dictionary<long, DirtyPage>? dirty)
+    /// <summary>A transaction's view of pages over the snapshot <paramref name="state"/> that <paramref name="slot"/> pins; <paramref name="writer"/> for the write transaction.</summary>
+    public PageTransaction(ReaderTable readers, PageTable pageTable, DataFile dataFile, ReaderTable.Slot slot, EnvironmentState state, WriterContext? writer)
     {
-        _env = env;
+        _readers = readers;
+        _writer = writer;
         _slot = slot;
         State = state;
-        _dirty = dirty;
-        _pageTable = env.PageTable;
-        _dataFile = env.DataFile;
+        _dirty = writer?.DirtyPages;
+        _pageTable = pageTable;
+        _dataFile = dataFile;
         _mapping = _dataFile.AcquireMapping();
         NextPageNumber = state.NextPageNumber;
     }
@@ -43,7 +46,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     public bool IsWritable => _dirty is not null;
 
     /// <summary>A write transaction's trees share the environment's working arrays (write transactions run one at a time).</summary>
-    public Trees.TreeWorkspace? Workspace => IsWritable ? _env.WriterWorkspace : null;
+    public Trees.TreeWorkspace? Workspace => _writer?.Workspace;
 
     public long NextPageNumber { get; set; }
 
@@ -203,13 +206,13 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         {
             // One copy in CopyTimingInterval is timed and counts for them all: reading the clock around every copy cost
             // W1 2-3% of its transaction time.
-            var timed = (++_env.WriterPageCopies & (CopyTimingInterval - 1)) == 0;
+            var timed = (++_writer!.PageCopies & (CopyTimingInterval - 1)) == 0;
             var started = timed ? Diagnostics.CommitProfile.Now() : 0;
             // Not being in the dirty set, the page the caller read is the committed version this transaction sees.
             var original = current != null ? current : GetCommitted(pageNumber, 1);
-            var buffer = _env.Scratch.Rent(1);
+            var buffer = _writer.Scratch.Rent(1);
             Buffer.MemoryCopy(original, buffer.Pointer, PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-            writtenLines = _env.WriterLines.Rent();
+            writtenLines = _writer.Lines.Rent();
             dirty = new DirtyPage { Buffer = buffer, Original = original, Lines = writtenLines };
             if (timed) PageCopyTicks += (Diagnostics.CommitProfile.Now() - started) * CopyTimingInterval;
             return buffer.Pointer;
@@ -231,7 +234,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public long AllocatePages(int count, long nearPageNumber, out byte* firstPage)
     {
-        var pageNumber = _env.FreeSpace.Allocate(this, count, nearPageNumber);
+        var pageNumber = _writer!.FreeSpace.Allocate(this, count, nearPageNumber);
         for (var p = pageNumber; p < pageNumber + count; p++) CheckNotInUse(p);
         firstPage = CreatePages(pageNumber, count);
         return pageNumber;
@@ -239,7 +242,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public long AllocatePagesBelow(int count, long ceiling, out byte* firstPage)
     {
-        var pageNumber = _env.FreeSpace.AllocateBelow(this, count, ceiling);
+        var pageNumber = _writer!.FreeSpace.AllocateBelow(this, count, ceiling);
         if (pageNumber < 0)
         {
             firstPage = null;
@@ -269,7 +272,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         var error = new StorageCorruptedException(
             $"The free-space bitmap handed out page {pageNumber}, which is {what}: the bitmap is damaged. The environment stops accepting writes.",
             _dataFile.Path, bitmap, bitmap * PageLayout.PageSizeBytes + FreeSpaceLayout.BitmapOffsetBytes + FreeSpaceLayout.BitIndex(pageNumber) / 8);
-        _env.Poison(error);
+        _writer!.Health.Poison(error);
         throw error;
     }
 
@@ -281,9 +284,9 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
         // Pages freed earlier in this transaction may be handed out again; their copies are no longer needed.
         for (var p = pageNumber; p < pageNumber + count; p++)
         {
-            if (dirtyPages.Remove(p, out var stale)) _env.Scratch.Return(stale.Buffer, onWriter: true);
+            if (dirtyPages.Remove(p, out var stale)) _writer!.Scratch.Return(stale.Buffer, onWriter: true);
         }
-        var buffer = _env.Scratch.Rent(count);
+        var buffer = _writer!.Scratch.Rent(count);
         new Span<byte>(buffer.Pointer, PageLayout.PageSizeBytes).Clear();
         if (count > 1) ClearRest(buffer);
         ((PageHeader*)buffer.Pointer)->PageNumber = pageNumber;
@@ -306,7 +309,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
 
     public void FreePages(long firstPageNumber, int count)
     {
-        _env.FreeSpace.Free(this, firstPageNumber, count);
+        _writer!.FreeSpace.Free(this, firstPageNumber, count);
         ref var dirty = ref CollectionsMarshal.GetValueRefOrNullRef(_dirty!, firstPageNumber);
         if (!Unsafe.IsNullRef(ref dirty)) dirty.IsFreed = true;
     }
@@ -315,7 +318,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     public void DiscardDirty()
     {
         if (_dirty is null) return;
-        foreach (var (_, page) in _dirty) _env.Scratch.Return(page.Buffer, onWriter: true);
+        foreach (var (_, page) in _dirty) _writer!.Scratch.Return(page.Buffer, onWriter: true);
         _dirty.Clear();
     }
 
@@ -326,7 +329,7 @@ internal sealed unsafe class PageTransaction : ITreePageStore, IPageAllocationTa
     public void ReleaseSnapshot()
     {
         if (_slot is null) return;
-        _env.Readers.Release(_slot);
+        _readers.Release(_slot);
         _slot = null;
     }
 

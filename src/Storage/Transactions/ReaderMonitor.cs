@@ -1,5 +1,7 @@
 using System.Diagnostics;
-using Storage.Transactions;
+using Storage.Paging;
+using Storage.Scratch;
+using Storage.State;
 
 namespace Storage.Transactions;
 
@@ -9,12 +11,11 @@ namespace Storage.Transactions;
 /// limit policy, and turns scratch spilling on and off; the commit path asks it whether commits are refused.
 /// Also counts and reports leaked transactions.
 /// </summary>
-internal sealed class ReaderMonitor
+internal sealed class ReaderMonitor(StorageOptions options, ReaderTable readers, PageTable pageTable, ScratchPool scratch, EnvironmentStates states)
 {
     /// <summary>A check walks the page table: at most this often (the flusher may be woken by every commit).</summary>
     private const long MinCheckIntervalMs = 100;
 
-    private readonly StorageEnvironment _env;
     private readonly object _checkLock = new();
     private ReaderPressure _last = new(null, 0, 0);
     private long _lastCheckTimestamp;
@@ -25,8 +26,6 @@ internal sealed class ReaderMonitor
     private long _readersEnded;
     private long _commitsRefused;
     private long _leaked;
-
-    public ReaderMonitor(StorageEnvironment env) => _env = env;
 
     /// <summary>Warnings and limits reached since open.</summary>
     public long Warnings => Interlocked.Read(ref _warnings);
@@ -46,10 +45,10 @@ internal sealed class ReaderMonitor
     /// </summary>
     public ReaderPressure Measure()
     {
-        var latest = _env.CurrentState.TransactionId;
-        var oldestSnapshot = _env.Readers.OldestTransaction(latest);
-        var reader = _env.Readers.OldestReader();
-        var pinned = oldestSnapshot < latest ? _env.PageTable.PinnedBytes(oldestSnapshot) : 0;
+        var latest = states.Readable.TransactionId;
+        var oldestSnapshot = readers.OldestTransaction(latest);
+        var reader = readers.OldestReader();
+        var pinned = oldestSnapshot < latest ? pageTable.PinnedBytes(oldestSnapshot) : 0;
         var pressure = new ReaderPressure(reader, pinned, Stopwatch.GetTimestamp());
         Volatile.Write(ref _last, pressure);
         return pressure;
@@ -94,10 +93,9 @@ internal sealed class ReaderMonitor
     /// </summary>
     private void UpdateSpill(long pinnedBytes)
     {
-        var scratch = _env.Scratch;
         if (scratch.SpillFile is not { } file) return;
-        var excess = scratch.MemoryBytes - _env.Options.ScratchBudgetBytes;
-        var spill = (excess > 0 && pinnedBytes >= excess) || (_env.Options.SpillWhenPinned && pinnedBytes > 0);
+        var excess = scratch.MemoryBytes - options.ScratchBudgetBytes;
+        var spill = (excess > 0 && pinnedBytes >= excess) || (options.Hooks.SpillWhenPinned && pinnedBytes > 0);
         scratch.Spilling = spill;
         if (!spill) file.DeleteIfUnused();
     }
@@ -109,7 +107,6 @@ internal sealed class ReaderMonitor
             _refusingCommits = false;
             return;
         }
-        var options = _env.Options;
         var age = reader.Age;
         if (!IsSameReader(_warned, reader) && (Reached(age, options.ReaderWarningAge) || pressure.PinnedBytes >= options.ReaderWarningPinnedBytes))
         {
@@ -150,7 +147,6 @@ internal sealed class ReaderMonitor
             return;
         }
         Interlocked.Increment(ref _commitsRefused);
-        var options = _env.Options;
         throw new StorageException(StorageErrorCode.ReaderLimitExceeded,
             $"The commit was refused and nothing was written: the oldest read transaction (snapshot {reader.TransactionId}) has been open for {reader.Age.TotalSeconds:N1} s " +
             $"and open snapshots pin {pressure.PinnedBytes:N0} bytes of scratch, past the reader limit ({Describe(options.ReaderLimitAge)}, {options.ReaderLimitPinnedBytes:N0} bytes). " +
@@ -165,7 +161,7 @@ internal sealed class ReaderMonitor
         Interlocked.Increment(ref _leaked);
         try
         {
-            _env.Options.OnTransactionLeaked?.Invoke(leak);
+            options.OnTransactionLeaked?.Invoke(leak);
         }
         catch (Exception)
         {
@@ -174,7 +170,7 @@ internal sealed class ReaderMonitor
     }
 
     private bool IsOverLimit(TimeSpan age, long pinnedBytes) =>
-        _env.Options.ReaderLimitPolicy != ReaderLimitPolicy.None && (Reached(age, _env.Options.ReaderLimitAge) || pinnedBytes >= _env.Options.ReaderLimitPinnedBytes);
+        options.ReaderLimitPolicy != ReaderLimitPolicy.None && (Reached(age, options.ReaderLimitAge) || pinnedBytes >= options.ReaderLimitPinnedBytes);
 
     private static bool Reached(TimeSpan age, TimeSpan threshold) => threshold != Timeout.InfiniteTimeSpan && age >= threshold;
 
@@ -184,7 +180,7 @@ internal sealed class ReaderMonitor
     private void Notify(in ReaderTable.ReaderInfo reader, long pinnedBytes, bool limitReached, ReaderLimitPolicy policy)
     {
         Interlocked.Increment(ref _warnings);
-        var callback = _env.Options.OnReaderWarning;
+        var callback = options.OnReaderWarning;
         if (callback is null) return;
         try
         {

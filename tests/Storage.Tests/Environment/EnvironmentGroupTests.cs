@@ -411,7 +411,7 @@ public sealed class An_environment_group_replacing_a_branch_through_an_intent_fi
         // The sync of the folder after the open moved the live directory aside fails: the open stops there.
         faults.FailSyncs(path => path == temp.Path, ScriptedFaults.Eio);
 
-        Assert.Throws<StorageException>(() => StorageEnvironment.Open(temp.Combine("index"), Options with { FaultInjector = faults }));
+        Assert.Throws<StorageException>(() => StorageEnvironment.Open(temp.Combine("index"), Options.WithFaults(faults)));
 
         Assert.Equal(1, faults.Fired);
         Assert.False(Directory.Exists(temp.Combine("index")), "the live directory was moved aside");
@@ -580,7 +580,7 @@ public sealed class An_environment_group_whose_shared_journal_write_fails
         // The root's options carry the fault injector: the shared journal writes through it.
         // Lazy commits wait for b's durable write, not for a flusher's timer, which would meet the fault first.
         var memberOptions = TestOptions.JournalOnly with { LazyCommitDelay = TimeSpan.FromHours(1) };
-        var rootOptions = memberOptions with { FaultInjector = faults, JournalWriteMethod = JournalWriteMethod.DirectSync };
+        var rootOptions = (memberOptions with { JournalWriteMethod = JournalWriteMethod.DirectSync }).WithFaults(faults);
         var group = EnvironmentGroup.Open(temp.Combine("root"), rootOptions);
         var a = group.OpenBranch(temp.Combine("a"), memberOptions);
         var b = group.OpenBranch(temp.Combine("b"), memberOptions);

@@ -10,7 +10,7 @@ public sealed class A_failed_data_file_fsync_during_checkpoint
     {
         using var temp = new TempDirectory("fsync");
         var faults = new ScriptedFaults();
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly.WithFaults(faults));
         var model = OrdinalBytes.NewModel();
         for (var i = 0; i < 20; i++)
         {
@@ -56,7 +56,7 @@ public sealed class A_failed_data_file_fsync_during_checkpoint
     {
         using var temp = new TempDirectory("fsync");
         var faults = new ScriptedFaults();
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly.WithFaults(faults));
         for (var i = 0; i < 10; i++) PutAndCommit(env, "t", ($"k{i}", $"v{i}"));
         faults.FailWrites((path, _, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Eio);
 
@@ -74,7 +74,7 @@ public sealed class A_failed_data_file_fsync_during_checkpoint
         using var temp = new TempDirectory("fsync");
         var faults = new ScriptedFaults();
         faults.FailSyncs(ScriptedFaults.IsDataFile, ScriptedFaults.Eio, once: false, thisThreadOnly: false);
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { FlushIntervalMs = 5, SyncIntervalMs = 5, FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, (TestOptions.Small with { FlushIntervalMs = 5, SyncIntervalMs = 5 }).WithFaults(faults));
         PutAndCommit(env, "t", ("a", "1"));
 
         // The flusher runs on its own; wait (bounded) until its failure stops writes.

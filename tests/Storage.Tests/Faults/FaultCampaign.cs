@@ -46,7 +46,7 @@ internal sealed class FaultCampaign
     /// does, which does not see the buffered method's writes. The buffered method has its own fault and power-loss tests
     /// (<c>JournalWriteMethodTests</c>, <c>A_power_cut_at_any_sync_point</c>).
     /// </summary>
-    private static StorageOptions Options(IFaultInjector faults) => TestOptions.Busy with { FaultInjector = faults, JournalWriteMethod = JournalWriteMethod.DirectSync };
+    private static StorageOptions Options(IFaultInjector faults) => (TestOptions.Busy with { JournalWriteMethod = JournalWriteMethod.DirectSync }).WithFaults(faults);
 
     /// <summary>Runs the trial with nothing failing and returns how many calls of each kind it made.</summary>
     public Dictionary<CampaignCall, long> Count()

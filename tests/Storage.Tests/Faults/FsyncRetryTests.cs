@@ -18,7 +18,7 @@ public sealed class A_failed_checkpoint_fsync_in_a_busy_environment
         {
             using var temp = new TempDirectory("retry");
             var faults = new ScriptedFaults();
-            var env = StorageEnvironment.Open(temp.Path, TestOptions.Busy with { FaultInjector = faults });
+            var env = StorageEnvironment.Open(temp.Path, TestOptions.Busy.WithFaults(faults));
             try
             {
                 for (var i = 0; i < 6; i++) PutAndCommit(env, "t", ($"k{i}", $"v{i}"));

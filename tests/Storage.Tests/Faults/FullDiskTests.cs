@@ -14,7 +14,7 @@ public sealed class A_full_disk_met_by_the_data_file
         using var temp = new TempDirectory("full-grow");
         var faults = new ScriptedFaults();
         var model = OrdinalBytes.NewModel();
-        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { FaultInjector = faults }))
+        using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small.WithFaults(faults)))
         {
             Commit(env, model, 0, 20);
             // Every growth of the data file from now on finds the disk full, on any thread (the file is also grown ahead
@@ -48,7 +48,7 @@ public sealed class A_full_disk_met_by_the_data_file
         using var temp = new TempDirectory("full-flush");
         var faults = new ScriptedFaults();
         var model = OrdinalBytes.NewModel();
-        var options = TestOptions.JournalOnly with { FaultInjector = faults };
+        var options = TestOptions.JournalOnly.WithFaults(faults);
         var env = StorageEnvironment.Open(temp.Path, options);
         Commit(env, model, 0, 200);
         faults.FailWrites((path, _, _) => ScriptedFaults.IsDataFile(path), ScriptedFaults.Enospc, once: false, thisThreadOnly: false);

@@ -17,7 +17,7 @@ public sealed class A_failed_directory_sync_after_a_journal_switch_renames_the_n
         // The committing thread's first directory sync once a second journal file exists: the one that makes the
         // rename of the second switch durable.
         faults.FailSyncs(path => path == journals && Directory.GetFiles(journals, "*.journal").Length == 2, ScriptedFaults.Eio);
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly.WithFaults(faults));
         var model = OrdinalBytes.NewModel();
         StorageException? failure = null;
         var afterFailure = 0;

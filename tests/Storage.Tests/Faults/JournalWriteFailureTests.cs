@@ -5,7 +5,7 @@ namespace Storage.Tests.FaultTests;
 
 public sealed class A_failed_journal_write_during_commit
 {
-    private static StorageOptions With(ScriptedFaults faults) => TestOptions.JournalOnly with { MaxJournalFileSizeBytes = 256 << 10, FaultInjector = faults };
+    private static StorageOptions With(ScriptedFaults faults) => (TestOptions.JournalOnly with { MaxJournalFileSizeBytes = 256 << 10 }).WithFaults(faults);
 
     [Fact]
     public void Fails_the_commit_with_IoFailure_poisons_writes_keeps_reads_and_a_reopen_recovers_every_earlier_commit()
@@ -108,7 +108,7 @@ public sealed class A_full_disk
     {
         using var temp = new TempDirectory("full");
         var faults = new ScriptedFaults();
-        var options = TestOptions.JournalOnly with { FaultInjector = faults, MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 64 << 10 };
+        var options = (TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 64 << 10 }).WithFaults(faults);
         var env = StorageEnvironment.Open(temp.Path, options);
         PutAndCommit(env, "t", ("a", "1"));
         // Every spare's pre-size is refused, in the background and on the committing thread alike.
@@ -133,7 +133,7 @@ public sealed class A_full_disk
     {
         using var temp = new TempDirectory("full");
         var faults = new ScriptedFaults();
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly.WithFaults(faults));
         PutAndCommit(env, "t", ("a", "1"));
         faults.FailWrites((path, _, _) => ScriptedFaults.IsJournal(path), ScriptedFaults.Enospc);
 

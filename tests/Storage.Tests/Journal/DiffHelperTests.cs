@@ -18,8 +18,8 @@ public sealed class A_large_commit_diffed_on_two_threads
         using var helperAlone = new TempDirectory("diff-helper");
         using var oneThread = new TempDirectory("diff-helper");
         var sharedCommit = Fill(shared.Path, Options, env => { });
-        var helperCommit = Fill(helperAlone.Path, Options, env => env.DiffHelper.HelperTakesAll = true);
-        var oneThreadCommit = Fill(oneThread.Path, Options, env => env.DiffHelper.MinPages = int.MaxValue);
+        var helperCommit = Fill(helperAlone.Path, Options, env => env.Commits.DiffHelper.HelperTakesAll = true);
+        var oneThreadCommit = Fill(oneThread.Path, Options, env => env.Commits.DiffHelper.MinPages = int.MaxValue);
 
         Assert.True(oneThreadCommit.Stats.LeafPages > 2 * Storage.Commit.DiffHelper.DefaultMinPages, $"{oneThreadCommit.Stats.LeafPages} leaves changed");
         Assert.Equal((1, 0, 0), (sharedCommit.Runs, helperCommit.Runs - 1, oneThreadCommit.Runs));
@@ -47,8 +47,8 @@ public sealed class A_large_commit_diffed_on_two_threads
         var options = Options with { CompressionThresholdBytes = 4096 };
         var commit = Fill(temp.Path, options, env =>
         {
-            env.DiffHelper.HelperTakesAll = true;
-            env.Compression.CompressWhenLarge = true;
+            env.Commits.DiffHelper.HelperTakesAll = true;
+            env.Commits.Compression.CompressWhenLarge = true;
         });
 
         Assert.True(commit.Stats.Compressed, "the last commit's entry was not compressed");
@@ -85,8 +85,8 @@ public sealed class A_large_commit_diffed_on_two_threads
             for (var i = start; i < start + 5_000; i++) tree.Put(TestData.Key($"k{i:D6}"), Value(i, updated: false));
             tx.Commit();
         }
-        var runsBefore = env.DiffHelper.Runs;
-        var helperPagesBefore = env.DiffHelper.HelperPages;
+        var runsBefore = env.Commits.DiffHelper.Runs;
+        var helperPagesBefore = env.Commits.DiffHelper.HelperPages;
         CommitStats stats;
         using (var tx = env.BeginWrite())
         {
@@ -94,7 +94,7 @@ public sealed class A_large_commit_diffed_on_two_threads
             for (var i = 0; i < Keys; i += Stride) tree.Put(TestData.Key($"k{i:D6}"), Value(i, updated: true));
             stats = tx.Commit();
         }
-        var result = (stats, env.DiffHelper.Runs - runsBefore, env.DiffHelper.HelperPages - helperPagesBefore);
+        var result = (stats, env.Commits.DiffHelper.Runs - runsBefore, env.Commits.DiffHelper.HelperPages - helperPagesBefore);
         env.SimulateCrash();
         return result;
     }

@@ -16,12 +16,11 @@ public sealed class A_steady_load
     {
         using var temp = new TempDirectory();
         var faults = new ScriptedFaults();
-        var options = TestOptions.JournalOnly with
+        var options = (TestOptions.JournalOnly with
         {
             MinJournalFileSizeBytes = FileBytes,
             MaxJournalFileSizeBytes = FileBytes,
-            FaultInjector = faults,
-        };
+        }).WithFaults(faults);
         using var env = StorageEnvironment.Open(temp.Path, options);
 
         var round = 0;

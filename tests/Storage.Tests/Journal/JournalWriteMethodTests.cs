@@ -106,7 +106,7 @@ public sealed class JournalWriteMethodTests
     {
         using var temp = new TempDirectory("fault");
         var faults = new ScriptedFaults();
-        var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { JournalWriteMethod = JournalWriteMethod.BufferedThenSync, FaultInjector = faults });
+        var env = StorageEnvironment.Open(temp.Path, (TestOptions.JournalOnly with { JournalWriteMethod = JournalWriteMethod.BufferedThenSync }).WithFaults(faults));
         for (var i = 0; i < 5; i++) PutAndCommit(env, "t", ($"k{i}", $"v{i}"));
 
         faults.FailSyncs(ScriptedFaults.IsJournal, ScriptedFaults.Eio);

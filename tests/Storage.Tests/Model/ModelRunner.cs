@@ -113,7 +113,7 @@ internal sealed class ModelRunner : IDisposable
                     else AllDurable();
                 }
                 // The reader check decides whether scratch spills; run it at a known point rather than on the flusher's schedule.
-                if (_options.SpillWhenPinned) _env.ReaderMonitor.CheckNow();
+                if (_options.Hooks.SpillWhenPinned) _env.ReaderMonitor.CheckNow();
                 break;
             case Command.Rollback:
                 RollBack();

@@ -57,7 +57,7 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
             _ => TestOptions.Small with { FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20, MaxJournalFileSizeBytes = 128 << 10 },
         };
         var models = new List<PowerLossModel> { PowerLossModel.Empty };
-        using (var env = StorageEnvironment.Open(dir, options with { FaultInjector = recorder }))
+        using (var env = StorageEnvironment.Open(dir, options.WithFaults(recorder)))
         {
             for (var t = 1; t <= transactions; t++)
             {
@@ -86,7 +86,7 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
         var events = recorder.Events;
         var points = 0;
         var recoveredNext = 0;
-        var recoveryOptions = options with { FaultInjector = null };
+        var recoveryOptions = options.WithFaults(null);
         foreach (var e in events)
         {
             if (CrashStates.IsDurable(e) && e.Kind == IoKind.Sync) recoveredNext += Verify(states, crashes, ref points, random, models, recoveryOptions, "before a sync");

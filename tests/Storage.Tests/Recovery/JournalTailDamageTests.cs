@@ -268,7 +268,7 @@ public sealed class A_damaged_journal_whose_loss_an_interrupted_open_accepted
         // Stopped once the files are moved (the lost-* folder's sync fails), or at the header that lets them go.
         if (stoppedAt == "moving aside") faults.FailSyncs(path => Path.GetFileName(path).StartsWith("lost-", StringComparison.Ordinal), ScriptedFaults.Eio, thisThreadOnly: false);
         else faults.FailWrites((path, offset, _) => ScriptedFaults.IsDataFile(path) && offset < 2 * 8192, ScriptedFaults.Eio, thisThreadOnly: false);
-        var stopped = await Within.Catch(() => StorageEnvironment.Open(copy, Accepting with { FaultInjector = faults }).Dispose());
+        var stopped = await Within.Catch(() => StorageEnvironment.Open(copy, Accepting.WithFaults(faults)).Dispose());
         Assert.IsAssignableFrom<StorageException>(stopped);
         Assert.Equal(1, faults.Fired);
 
@@ -291,7 +291,7 @@ public sealed class A_damaged_journal_whose_loss_an_interrupted_open_accepted
     {
         using var temp = new TempDirectory("journal-switch");
         var faults = new FailingSyncAfterNaming();
-        var options = JournalFixture.Options with { FaultInjector = faults };
+        var options = JournalFixture.Options.WithFaults(faults);
         var env = StorageEnvironment.Open(temp.Path, options);
         PutValue(env, "a", 100);
         PutValue(env, "b", 100);

@@ -109,7 +109,7 @@ public sealed class A_growing_data_file
     /// <summary>An environment whose data file grew on demand past 4 MiB (so it is growing), with no growth ahead under way.</summary>
     private static StorageEnvironment OpenGrowing(string path, StorageOptions options, ScriptedFaults faults, SortedDictionary<byte[], byte[]> model, out int next)
     {
-        var env = StorageEnvironment.Open(path, options with { FaultInjector = faults });
+        var env = StorageEnvironment.Open(path, options.WithFaults(faults));
         next = 0;
         while (env.DataFile.PageCount * Storage.Paging.PageLayout.PageSizeBytes < 4 << 20) next = Commit(env, model, next);
         env.DataFile.WaitForGrowthAhead();

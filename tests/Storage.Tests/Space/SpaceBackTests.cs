@@ -220,7 +220,7 @@ public sealed class Space_given_back
     {
         using var temp = new TempDirectory("space-cut");
         var dataFile = Path.Combine(temp.Path, "data.storage");
-        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { MaxTransactionPayloadBytes = 64 << 10 });
+        using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly.WithMaxTransactionPayload(64 << 10));
         Fill(env, 0, 200, valueSize: 100);
         env.Checkpoint();
         using (env.BeginRead())

@@ -15,7 +15,7 @@ internal sealed class GatedJournalWrites : IFaultInjector
     private volatile bool _fail;
 
     /// <summary>Options for an environment whose journal writes go through this gate: nothing flushed unless asked, one journal file.</summary>
-    public StorageOptions Options => TestOptions.JournalOnly with { FaultInjector = this, MinJournalFileSizeBytes = 4 << 20 };
+    public StorageOptions Options => (TestOptions.JournalOnly with { MinJournalFileSizeBytes = 4 << 20 }).WithFaults(this);
 
     /// <summary>The next journal write waits at its start for <see cref="Release"/>.</summary>
     public void Arm(bool fail = false)

@@ -11,7 +11,7 @@ internal static class TestOptions
     {
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 256 << 10,
-        PoisonFreedScratch = true,
+        Hooks = new() { PoisonFreedScratch = true },
     };
 
     /// <summary>

@@ -1,4 +1,5 @@
 using Storage.Journal;
+using Storage.Recovery;
 
 namespace Storage.Tests.Support;
 
@@ -10,12 +11,12 @@ internal sealed unsafe class WritingAppendJournal(IEnvironmentJournal inner) : I
 {
     private int _armed;
 
-    /// <summary>A journal factory for <see cref="StorageEnvironment.Open(string, StorageOptions?, Func{StorageEnvironment.JournalContext, IEnvironmentJournal}?, bool)"/>.</summary>
-    public static WritingAppendJournal Create(StorageEnvironment.JournalContext context)
+    /// <summary>A journal factory for <see cref="EnvironmentOpener.Open"/>.</summary>
+    public static WritingAppendJournal Create(JournalContext context)
     {
         var options = context.Options;
         return new WritingAppendJournal(new JournalWriter(context.JournalDirectory, context.EnvironmentId, context.FirstFreeFileNumber,
-            options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, context.Io, options.FaultInjector, options.JournalWriteMethod));
+            options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, context.Io, options.Hooks.FaultInjector, options.JournalWriteMethod));
     }
 
     public void WriteOnNextAppend() => Volatile.Write(ref _armed, 1);

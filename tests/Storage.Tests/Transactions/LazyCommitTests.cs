@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Storage.Recovery;
 using Storage.Tests.Support;
 using static Storage.Tests.Support.EnvHelpers;
 
@@ -132,7 +133,7 @@ public sealed class A_lazy_commit
         gate.Release();
         var durableStats = await durable;
         Assert.True(durableStats.IsDurable);
-        Assert.Equal(durableStats.TransactionId, env.HandedToFlusher);
+        Assert.Equal(durableStats.TransactionId, env.Commits.Versions.HandedToFlusher);
 
         // The flush aims at the durable commit: the page as that commit left it.
         using var reopened = FlushToCrashAndReopen(env, dir.Path, durableStats.TransactionId);
@@ -149,13 +150,13 @@ public sealed class A_lazy_commit
     {
         using var dir = new TempDirectory();
         WritingAppendJournal? journal = null;
-        var env = StorageEnvironment.Open(dir.Path, Waiting, context => journal = WritingAppendJournal.Create(context));
+        var env = EnvironmentOpener.Open(dir.Path, Waiting, context => journal = WritingAppendJournal.Create(context));
         PutAndCommit(env, "t", ("a", "durable"));
 
         journal!.WriteOnNextAppend();
         var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
         Assert.Equal(lazy.TransactionId, env.Journal.DurableTransactionId);
-        Assert.Equal(lazy.TransactionId, env.HandedToFlusher);
+        Assert.Equal(lazy.TransactionId, env.Commits.Versions.HandedToFlusher);
         using var reopened = FlushToCrashAndReopen(env, dir.Path, lazy.TransactionId);
         Assert.Equal("lazy", GetString(reopened, "t", "a"));
     }

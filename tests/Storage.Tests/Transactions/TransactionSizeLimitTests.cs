@@ -8,7 +8,7 @@ public sealed class A_transaction_larger_than_recovery_can_replay
     public void Is_refused_with_a_typed_error_before_anything_is_written_and_the_environment_stays_usable()
     {
         using var dir = new TempDirectory();
-        var options = TestOptions.Small with { MaxTransactionPayloadBytes = 256 * 1024 };
+        var options = TestOptions.Small.WithMaxTransactionPayload(256 * 1024);
         using (var env = StorageEnvironment.Open(dir.Path, options))
         {
             var writesBefore = env.GetStats().JournalWrites;

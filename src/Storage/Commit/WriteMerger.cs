@@ -1,6 +1,12 @@
-namespace Storage;
+namespace Storage.Commit;
 
-public sealed partial class StorageEnvironment
+/// <summary>
+/// The merged writes of <see cref="StorageEnvironment.WriteAsync"/> and <see cref="StorageEnvironment.Write"/>: callers'
+/// operations queue here, and two threads of the environment's own, started at the first merged write, do the work: one
+/// runs the operations waiting in one write transaction and hands it to the journal while it begins the next; the other
+/// waits for their durable writes and tells the callers. Neither depends on the thread pool.
+/// </summary>
+internal sealed class WriteMerger(StorageEnvironment environment)
 {
     /// <summary>At most this many operations are merged into one transaction.</summary>
     private const int MaxMergedOperations = 1024;
@@ -11,43 +17,18 @@ public sealed partial class StorageEnvironment
     private Thread? _merger;
     private bool _mergeStopping;
 
-    /// <summary>
-    /// Runs <paramref name="operation"/> in a write transaction merged with other callers' operations: the operations
-    /// waiting when a merged transaction begins run in it, in the order they were submitted, and it commits once, in
-    /// one durable write. The task completes, with that commit's stats, when the commit is durable.
-    /// </summary>
-    /// <remarks>
-    /// <para>
-    /// For many small independent writers (one put each, say), merging costs one transaction and one journal write
-    /// per batch instead of per caller. An operation must only use the transaction it is given (not commit or dispose
-    /// it), and must be safe to run more than once: when one operation throws, the merged transaction is rolled back
-    /// and the others run again without it. The exception goes to that operation's caller only.
-    /// </para>
-    /// <para>
-    /// <paramref name="cancellationToken"/> is observed until the operation runs; cancelled before, it is skipped and
-    /// the task is cancelled. Once it has run, its commit can no longer be cancelled.
-    /// </para>
-    /// <para>
-    /// Two threads of the environment's own, started at the first merged write, do the work: one runs the merged
-    /// transactions, and hands each to the journal while it begins the next; the other waits for their durable
-    /// writes and tells the callers. Neither depends on the thread pool.
-    /// </para>
-    /// </remarks>
-    public Task<CommitStats> WriteAsync(Action<WriteTransaction> operation, CancellationToken cancellationToken = default)
+    /// <summary>Queues <paramref name="operation"/>; the task completes when its merged commit is durable.</summary>
+    public Task<CommitStats> WriteAsync(Action<WriteTransaction> operation, CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(operation);
-        EnsureWritable();
         if (cancellationToken.IsCancellationRequested) return Task.FromCanceled<CommitStats>(cancellationToken);
         var write = new MergedWrite(operation, cancellationToken, blocking: false);
         Submit(write);
         return write.Completion!.Task;
     }
 
-    /// <summary>As <see cref="WriteAsync"/>, blocking the calling thread until the merged commit is durable.</summary>
+    /// <summary>Queues <paramref name="operation"/> and blocks until its merged commit is durable.</summary>
     public CommitStats Write(Action<WriteTransaction> operation)
     {
-        ArgumentNullException.ThrowIfNull(operation);
-        EnsureWritable();
         // The merger runs the operations: one that waits for another would wait for itself.
         if (ReferenceEquals(Thread.CurrentThread, _merger))
             throw new InvalidOperationException("Write cannot be called from inside a merged write's operation: it would wait for itself. Make the change in the transaction the operation was given.");
@@ -114,7 +95,7 @@ public sealed partial class StorageEnvironment
                 return true;
             });
             if (batch.Count == 0) return;
-            using var tx = BeginWrite();
+            using var tx = environment.BeginWrite();
             var failed = -1;
             for (var i = 0; i < batch.Count && failed < 0; i++)
             {
@@ -159,7 +140,7 @@ public sealed partial class StorageEnvironment
             CommitStats stats;
             try
             {
-                stats = CompleteCommit(merged.Commit);
+                stats = environment.Commits.Complete(merged.Commit);
             }
             catch (Exception e)
             {
@@ -171,7 +152,7 @@ public sealed partial class StorageEnvironment
     }
 
     /// <summary>At dispose: the merger fails what is still queued and stops; the completer stops once the commits it waits for are settled.</summary>
-    private void StopMerging()
+    public void Stop()
     {
         lock (_mergeLock)
         {
@@ -180,7 +161,7 @@ public sealed partial class StorageEnvironment
             Monitor.PulseAll(_mergeLock);
         }
         // The merger may be inside a merged transaction; it finishes that one (dispose waits for the write lock) and stops.
-        _merger.Join(TimeSpan.FromMilliseconds(DisposeWriterWaitMs));
+        _merger.Join(TimeSpan.FromMilliseconds(StorageEnvironment.DisposeWriterWaitMs));
         lock (_mergeLock)
         {
             _merger = null;
@@ -190,46 +171,4 @@ public sealed partial class StorageEnvironment
 
     private static StorageException Closed() => new(StorageErrorCode.EnvironmentClosed, "The environment was disposed before the operation ran.");
 
-    private sealed class MergedWrite(Action<WriteTransaction> operation, CancellationToken cancellationToken, bool blocking)
-    {
-        public Action<WriteTransaction> Operation { get; } = operation;
-
-        public CancellationToken CancellationToken { get; } = cancellationToken;
-
-        /// <summary>An asynchronous caller's.</summary>
-        public TaskCompletionSource<CommitStats>? Completion { get; } = blocking ? null : new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        /// <summary>A blocked caller's, set once the outcome below is in.</summary>
-        public ManualResetEventSlim? Done { get; } = blocking ? new(false) : null;
-
-        public CommitStats Stats { get; private set; }
-
-        public Exception? Failure { get; private set; }
-
-        private int _settled;
-
-        public void Complete(CommitStats stats)
-        {
-            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
-            Stats = stats;
-            Completion?.SetResult(stats);
-            Done?.Set();
-        }
-
-        public void Fail(Exception failure)
-        {
-            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
-            Failure = failure;
-            Completion?.SetException(failure);
-            Done?.Set();
-        }
-
-        public void Cancel()
-        {
-            if (Interlocked.Exchange(ref _settled, 1) != 0) return;
-            Failure = new OperationCanceledException(CancellationToken);
-            Completion?.SetCanceled(CancellationToken);
-            Done?.Set();
-        }
-    }
 }
