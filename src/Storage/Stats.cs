@@ -1,4 +1,3 @@
-using Storage.Journal;
 
 namespace Storage;
 

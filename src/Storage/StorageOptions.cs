@@ -1,5 +1,4 @@
 using Storage.Faults;
-using Storage.Platform;
 using Storage.Recovery;
 
 namespace Storage;

@@ -3,7 +3,6 @@ using System.Runtime.CompilerServices;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Platform;
-using Storage.Transactions;
 using Storage.Trees;
 
 namespace Storage.Commit;

@@ -3,7 +3,6 @@ using System.Numerics;
 using System.Runtime.InteropServices;
 using Storage.Paging;
 using Storage.Platform;
-using Storage.Transactions;
 
 namespace Storage.Commit;
 

@@ -1,10 +1,7 @@
-using System.Diagnostics;
 using System.Runtime.InteropServices;
 using Storage.Journal;
 using Storage.Paging;
-using Storage.Scratch;
 using Storage.State;
-using Storage.Transactions;
 
 namespace Storage.Flush;
 

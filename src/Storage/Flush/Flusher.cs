@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Scratch;

@@ -2,7 +2,6 @@ using System.Security.Cryptography;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
 using Storage.Faults;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Groups;

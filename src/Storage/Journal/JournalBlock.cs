@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

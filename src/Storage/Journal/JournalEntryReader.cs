@@ -2,7 +2,6 @@ using System.IO.Compression;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Commit;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

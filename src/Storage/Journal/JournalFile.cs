@@ -1,7 +1,6 @@
 using System.Globalization;
 using Microsoft.Win32.SafeHandles;
 using Storage.Faults;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

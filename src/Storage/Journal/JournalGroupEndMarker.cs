@@ -1,5 +1,4 @@
 using System.Buffers.Binary;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

@@ -1,5 +1,4 @@
 using Storage.Faults;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

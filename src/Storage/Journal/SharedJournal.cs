@@ -1,6 +1,5 @@
 using Storage.Commit;
 using Storage.Faults;
-using Storage.Paging;
 using Storage.Platform;
 
 namespace Storage.Journal;

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Microsoft.Win32.SafeHandles;
 using Storage.Faults;
 using Storage.Platform;

@@ -1,4 +1,3 @@
-using Storage.State;
 
 namespace Storage.Paging;
 

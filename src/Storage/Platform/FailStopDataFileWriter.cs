@@ -1,6 +1,5 @@
 using Microsoft.Win32.SafeHandles;
 using Storage.Faults;
-using Storage.Paging;
 using Storage.Scratch;
 
 namespace Storage.Platform;

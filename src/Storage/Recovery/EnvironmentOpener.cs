@@ -1,7 +1,6 @@
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Allocation;
-using Storage.Faults;
 using Storage.Groups;
 using Storage.Journal;
 using Storage.Paging;

@@ -1,5 +1,4 @@
 using Storage.Commit;
-using Storage.Paging;
 using Storage.Scratch;
 
 namespace Storage.Transactions;

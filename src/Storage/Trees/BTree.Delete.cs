@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using Storage.Paging;
 
 namespace Storage.Trees;
 

@@ -2,7 +2,6 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Storage.Commit;
 using Storage.Paging;
-using Storage.Transactions;
 
 namespace Storage.Trees;
 

@@ -529,10 +529,9 @@ public sealed class An_environment_group_whose_branch_refuses_links
 {
     private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
 
-    [Fact]
+    [FactNeeding(Need.NativeLayer, "The hard-link fault seam")]
     public void Falls_back_to_the_branchs_own_journal_and_says_so()
     {
-        if (!Pal.IsAvailable) return; // the seam is the native layer's
         using var temp = new TempDirectory("group");
         using (var group = EnvironmentGroup.Open(temp.Combine("root"), Options))
         {
@@ -621,10 +620,9 @@ public sealed class An_environment_group_replacing_a_branch
 {
     private static readonly StorageOptions Options = TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 };
 
-    [Fact]
+    [FactNeeding(Need.Linux, "An atomic exchange of two directories (renameat2)")]
     public void Swaps_in_the_new_version_while_readers_of_the_old_keep_their_snapshot()
     {
-        if (!OperatingSystem.IsLinux()) return; // one atomic exchange of two directories
         using var temp = new TempDirectory("group");
         using var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
         var live = group.OpenBranch(temp.Combine("index"), Options);
@@ -651,14 +649,13 @@ public sealed class An_environment_group_replacing_a_branch
         Assert.All(group.GetStats().Members, m => Assert.True(m.JournalShared));
     }
 
-    [Theory]
+    [TheoryNeeding(Need.Linux, "An atomic exchange of two directories (renameat2)")]
     [InlineData("replacement closed", "old")]
     [InlineData("live closed", "old")]
     [InlineData("exchanged", "new")]
     [InlineData("opened", "new")]
     public void Crashed_at_any_step_leaves_the_old_or_the_new_version_whole(string step, string expected)
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var temp = new TempDirectory("group");
         var group = EnvironmentGroup.Open(temp.Combine("root"), Options);
         var live = group.OpenBranch(temp.Combine("index"), Options);

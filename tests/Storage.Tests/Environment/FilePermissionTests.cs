@@ -8,10 +8,10 @@ namespace Storage.Tests.EnvironmentTests;
 /// </summary>
 public sealed class File_permissions
 {
-    [Fact]
+    [FactNeeding(Need.Posix, "Checking owner-only modes")]
+    [System.Runtime.Versioning.UnsupportedOSPlatform("windows")]
     public void An_environment_creates_only_owner_only_folders_and_files()
     {
-        if (OperatingSystem.IsWindows()) return;
         using var parent = new TempDirectory("permissions");
         var directory = parent.Combine("env");
         var group = UnixFileMode.GroupRead | UnixFileMode.GroupWrite | UnixFileMode.GroupExecute |

@@ -84,17 +84,12 @@ public sealed class A_full_disk_met_by_the_data_file
     }
 
     /// <summary>
-    /// A real full file system: a small tmpfs mounted for the test (root on Linux only; elsewhere the test checks
-    /// nothing and says so). Commits run until the disk refuses one; then a ballast file is deleted and commits go on.
+    /// A real full file system: a small tmpfs mounted for the test (root on Linux only; elsewhere the test is
+    /// reported skipped). Commits run until the disk refuses one; then a ballast file is deleted and commits go on.
     /// </summary>
-    [Fact]
+    [FactNeeding(Need.SmallFileSystem, "A real full file system")]
     public void On_a_real_file_system_fails_commits_cleanly_until_space_returns()
     {
-        if (!SmallFileSystem.CanMount(out var why))
-        {
-            Console.WriteLine($"Skipped: {why}");
-            return;
-        }
         using var temp = new TempDirectory("full-tmpfs");
         // The five commits after the ballast goes need about 3.3 MB (50 values of 3,000 bytes each take an overflow
         // page, and the journal cannot retire files until a flush gets through): the ballast leaves twice that.
@@ -171,14 +166,6 @@ internal sealed class SmallFileSystem : IDisposable
     }
 
     public string Path { get; }
-
-    public static bool CanMount(out string why)
-    {
-        why = !OperatingSystem.IsLinux() ? "mounting a small file system needs Linux"
-            : Environment.UserName != "root" ? "mounting a small file system needs root"
-            : "";
-        return why.Length == 0;
-    }
 
     public void Dispose()
     {

@@ -14,10 +14,9 @@ public sealed class A_journal_file_with_another_name
         MaxJournalFileSizeBytes = 256 << 10,
     };
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Reading link counts")]
     public void Is_unlinked_when_retired_not_recycled()
     {
-        if (!OperatingSystem.IsLinux()) return; // link counts are read on Linux
         using var temp = new TempDirectory();
         using var outside = new TempDirectory("outside");
         var journals = Path.Combine(temp.Path, "Journals");
@@ -48,10 +47,9 @@ public sealed class A_journal_file_with_another_name
         Assert.Equal(100, EnvHelpers.CountOf(reopened, "t"));
     }
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Reading link counts")]
     public void Left_as_a_spare_by_a_close_is_not_reused_by_the_next_open()
     {
-        if (!OperatingSystem.IsLinux()) return; // link counts are read on Linux
         using var temp = new TempDirectory();
         using var outside = new TempDirectory("outside");
         var journals = Path.Combine(temp.Path, "Journals");

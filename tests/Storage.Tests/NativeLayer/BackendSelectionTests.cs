@@ -30,10 +30,9 @@ public sealed class BackendSelectionTests
         Assert.Equal("managed", env.GetStats().IoBackend);
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "The io_uring backend")]
     public void FlushesGoThroughTheRingAndEitherBackendReadsTheOthersFiles()
     {
-        if (!LinuxX64) return; // the ring is Linux's
         using var temp = new TempDirectory();
         var native = TestOptions.Small with { IoBackend = IoBackend.Native };
         using (var env = StorageEnvironment.Open(temp.Path, native))

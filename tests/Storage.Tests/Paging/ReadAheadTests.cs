@@ -19,10 +19,9 @@ public sealed unsafe partial class ReadAheadTests
     private const int Entries = 12_000;
     private const int ValueBytes = 1_000;
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Measuring page residency (mincore) under madvise read-ahead")]
     public void A_cold_point_lookup_reads_about_the_pages_it_touches()
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var dir = FilledDirectory(out var dataPath);
         var fileOsPages = new FileInfo(dataPath).Length / Environment.SystemPageSize;
 
@@ -41,10 +40,9 @@ public sealed unsafe partial class ReadAheadTests
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Measuring page residency (mincore) under madvise read-ahead")]
     public void Without_the_random_access_advice_the_kernel_reads_ahead_around_a_fault()
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var dir = FilledDirectory(out var dataPath);
         var readAheadBytes = DeviceReadAheadBytes(dataPath);
         if (readAheadBytes is null or < 64 * 1024) return; // A device that reads nothing ahead cannot show the difference.
@@ -57,10 +55,9 @@ public sealed unsafe partial class ReadAheadTests
         Assert.True(resident > 40, $"Only {resident} OS pages are in the page cache with the kernel's read-ahead of {readAheadBytes} bytes.");
     }
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Measuring page residency (mincore) under madvise read-ahead")]
     public void A_cursor_asks_for_the_leaves_ahead_of_it_in_either_direction()
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var dir = FilledDirectory(out var dataPath);
 
         foreach (var forward in new[] { true, false })

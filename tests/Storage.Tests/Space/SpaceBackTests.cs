@@ -98,14 +98,9 @@ public sealed class Space_given_back
         TreeAssert.Equal(model, check.OpenTree(Tree), "after reopening");
     }
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Measuring blocks on disk with du")]
     public void Free_runs_inside_the_file_are_punched_out_and_reused_after_a_crash()
     {
-        if (!Disk.CanMeasure)
-        {
-            Console.WriteLine("Skipped: measuring blocks on disk needs du");
-            return;
-        }
         using var temp = new TempDirectory("space-punch");
         var dataFile = Path.Combine(temp.Path, "data.storage");
         var model = OrdinalBytes.NewModel();
@@ -151,14 +146,9 @@ public sealed class Space_given_back
     /// off, as a crash or a cut to whole mebibytes leaves them): the open reserves their blocks again, so that a full disk
     /// fails a commit that takes them, not the flusher's write of them later.
     /// </summary>
-    [Fact]
+    [FactNeeding(Need.Linux, "Measuring blocks on disk with du")]
     public void Pages_punched_out_past_the_last_in_use_get_their_blocks_back_at_open()
     {
-        if (!Disk.CanMeasure)
-        {
-            Console.WriteLine("Skipped: measuring blocks on disk needs du");
-            return;
-        }
         using var temp = new TempDirectory("space-tail");
         var dataFile = Path.Combine(temp.Path, "data.storage");
         var model = OrdinalBytes.NewModel();
@@ -279,14 +269,9 @@ public sealed class Space_given_back
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.Linux, "Finding holes with SEEK_HOLE")]
     public void The_checker_reports_a_page_in_use_whose_blocks_were_given_back()
     {
-        if (!Disk.CanMeasure)
-        {
-            Console.WriteLine("Skipped: holes are found with SEEK_HOLE, on Linux");
-            return;
-        }
         using var temp = new TempDirectory("space-hole-check");
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small)) Fill(env, 0, 5_000, valueSize: 100);
         var before = EnvironmentChecker.Check(temp.Path, collectPages: true);
@@ -305,14 +290,9 @@ public sealed class Space_given_back
     /// Pages punched out have no blocks: a commit that takes them again on a full disk fails, cleanly, and succeeds once
     /// space returns; nothing acknowledged is lost (a small tmpfs, root on Linux only).
     /// </summary>
-    [Fact]
+    [FactNeeding(Need.SmallFileSystem, "A real full file system")]
     public void Reusing_punched_pages_on_a_full_disk_fails_the_commit_and_nothing_else()
     {
-        if (!SmallFileSystem.CanMount(out var why))
-        {
-            Console.WriteLine($"Skipped: {why}");
-            return;
-        }
         using var temp = new TempDirectory("space-full");
         using var mount = new SmallFileSystem(temp.Combine("mnt"), sizeBytes: 24 << 20);
         var directory = Path.Combine(mount.Path, "env");
