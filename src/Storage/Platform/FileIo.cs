@@ -69,6 +69,25 @@ internal static class FileIo
     }
 
     /// <summary>
+    /// Creates a directory (owner-only) and, unless <paramref name="syncParent"/> is false (the caller makes it durable with
+    /// what it puts in it), makes its entry durable by syncing its parent.
+    /// </summary>
+    /// <exception cref="StorageException">The directory could not be created (its code and OS error say why).</exception>
+    public static void CreateDirectory(string path, IFaultInjector? faults, bool syncParent = true)
+    {
+        try
+        {
+            CreateDirectory(path);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw Translate(e, "create", path);
+        }
+        faults?.AfterCreateDirectory(path);
+        if (syncParent) SyncParent(path, faults);
+    }
+
+    /// <summary>
     /// Opens a journal file for durable writes that change no metadata: O_DIRECT|O_DSYNC where the file
     /// system allows it, O_DSYNC alone where O_DIRECT is refused (tmpfs), write-through elsewhere.
     /// </summary>

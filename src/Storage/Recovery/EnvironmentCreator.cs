@@ -106,19 +106,7 @@ internal static unsafe class EnvironmentCreator
     private static void CreateFirstJournal(string directory, ulong environmentId, PlatformIo io, long sizeBytes, IFaultInjector? faults)
     {
         var journals = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
-        if (!Directory.Exists(journals))
-        {
-            try
-            {
-                FileIo.CreateDirectory(journals);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                throw FileIo.Translate(e, "create", journals);
-            }
-            faults?.AfterCreateDirectory(journals);
-            FileIo.SyncDirectory(directory, faults);
-        }
+        if (!Directory.Exists(journals)) FileIo.CreateDirectory(journals, faults);
         using var first = JournalFile.CreateSpare(journals, "spare-0", sizeBytes, io, faults);
         first.WriteHeader(JournalFileHeader.Create(environmentId, FirstJournalNumber, sizeBytes, firstTransactionId: 1, recycled: false), faults);
         first.Rename(journals, JournalFile.FileName(FirstJournalNumber), FirstJournalNumber, faults);

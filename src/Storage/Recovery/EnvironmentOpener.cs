@@ -94,16 +94,7 @@ internal static class EnvironmentOpener
         if (File.Exists(directory)) throw NotAnEnvironment($"'{directory}' is a file, not an environment directory.", directory);
         if (Directory.Exists(directory)) return;
         if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
-        try
-        {
-            FileIo.CreateDirectory(directory);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "create", directory);
-        }
-        options.Hooks.FaultInjector?.AfterCreateDirectory(directory);
-        FileIo.SyncParent(directory, options.Hooks.FaultInjector);
+        FileIo.CreateDirectory(directory, options.Hooks.FaultInjector);
     }
 
     /// <summary>

@@ -104,7 +104,7 @@ internal sealed class JournalRecovery : IDisposable
         ContinuesInPlace = mayContinue && damage is null && walk.EntriesReplayed == 0 && walk.EndFileNumber == _header.JournalFileNumber && !walk.EndsInSharedFile;
         if (!ContinuesInPlace)
         {
-            if (!Directory.Exists(_journalDirectory)) CreateJournalDirectory();
+            if (!Directory.Exists(_journalDirectory)) FileIo.CreateDirectory(_journalDirectory, _options.Hooks.FaultInjector);
             WritePages();
         }
         _stats = new RecoveryStats
@@ -126,21 +126,6 @@ internal sealed class JournalRecovery : IDisposable
         _dataFile.EnsurePageCount(end);
         if (pages.Count > 0) _dataFile.WriteSorted(pages);
         _dataFile.Sync();
-    }
-
-    private void CreateJournalDirectory()
-    {
-        var faults = _options.Hooks.FaultInjector;
-        try
-        {
-            FileIo.CreateDirectory(_journalDirectory);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "create", _journalDirectory);
-        }
-        faults?.AfterCreateDirectory(_journalDirectory);
-        FileIo.SyncParent(_journalDirectory, faults);
     }
 
     /// <summary>

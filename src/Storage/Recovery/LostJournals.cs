@@ -68,15 +68,7 @@ internal static class LostJournals
         var lost = named;
         // An earlier open that stopped part-way may have made one this second.
         for (var n = 2; Path.Exists(lost); n++) lost = $"{named}-{n}";
-        try
-        {
-            FileIo.CreateDirectory(lost);
-            faults?.AfterCreateDirectory(lost);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw FileIo.Translate(e, "create", lost);
-        }
+        FileIo.CreateDirectory(lost, faults, syncParent: false);
         return lost;
     }
 }
