@@ -294,8 +294,8 @@ public class CommandTests
             Assert.Equal(0, Run(out var text, out _, "copy", "--compact", dir.Sub("src"), dir.Sub("dst")));
             Assert.Contains("copied 2 trees, 2,010 entries", text);
         }
-        var source = EnvironmentChecker.Check(dir.Sub("src"));
-        var target = EnvironmentChecker.Check(dir.Sub("dst"));
+        var source = EnvironmentSnapshot.Check(dir.Sub("src"));
+        var target = EnvironmentSnapshot.Check(dir.Sub("dst"));
         Assert.True(target.IsConsistent, string.Join("\n", target.Problems));
         Assert.True(target.PagesInUseOrFree < source.PagesInUseOrFree);
         Assert.Equal(0, Run(out var a, out _, "dump", dir.Sub("src")));
