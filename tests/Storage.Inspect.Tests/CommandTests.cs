@@ -263,10 +263,9 @@ public class CommandTests
         Assert.Equal(2, Run(out _, out _, "map", dir.Path));
     }
 
-    [Fact]
+    [LinuxOnlyFact("/proc/PID/smaps_rollup")]
     public void Memory_reads_smaps_rollup()
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var dir = new TempDir();
         CreateSample(dir.Path, 100, 0);
         Assert.Equal(0, Run(out var text, out _, "memory", dir.Path));
