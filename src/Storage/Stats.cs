@@ -1,4 +1,3 @@
-
 namespace Storage;
 
 /// <summary>What one committed write transaction changed and wrote.</summary>

@@ -1,5 +1,4 @@
 using Storage.Faults;
-using Storage.Recovery;
 
 namespace Storage;
 

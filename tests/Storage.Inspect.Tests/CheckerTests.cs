@@ -13,7 +13,7 @@ public class CheckerTests
     {
         using var dir = new TempDir();
         using (StorageEnvironment.Open(dir.Path)) { }
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.True(report.IsConsistent, string.Join("\n", report.Problems));
         Assert.Single(report.Trees);
         Assert.Equal(0, report.LeakedPages);
@@ -53,13 +53,13 @@ public class CheckerTests
                 if (round % 20 == 19)
                 {
                     // While open: the state lives partly in the journal; the snapshot applies it without the lock.
-                    var live = EnvironmentChecker.Check(dir.Path);
+                    var live = EnvironmentSnapshot.Check(dir.Path);
                     Assert.True(live.IsConsistent, string.Join("\n", live.Problems));
                     AssertCounts(live, expected);
                 }
             }
         }
-        var report = EnvironmentChecker.Check(dir.Path, collectPages: true);
+        var report = EnvironmentSnapshot.Check(dir.Path, collectPages: true);
         Assert.True(report.IsConsistent, string.Join("\n", report.Problems));
         AssertCounts(report, expected);
         Assert.Equal(report.PagesInUseOrFree, report.ReservedPages + report.ReachablePages + report.FreePages);
@@ -79,7 +79,7 @@ public class CheckerTests
         CreateSample(dir.Path);
         var leaf = FindPage(dir.Path, PageKind.Leaf, "users");
         FlipByte(dir.Path, leaf * PageLayout.PageSizeBytes + PageLayout.PageSizeBytes - 3);
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.False(report.IsConsistent);
         var problem = Assert.Single(report.Problems, p => p.Kind == "checksum");
         Assert.Equal(leaf, problem.PageNumber);
@@ -94,7 +94,7 @@ public class CheckerTests
         CreateSample(dir.Path);
         var run = FindPage(dir.Path, PageKind.OverflowContinuation, "blobs");
         FlipByte(dir.Path, run * PageLayout.PageSizeBytes + 100);
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.Contains(report.Problems, p => p.Kind == "checksum" && p.Tree == "blobs" && p.Message.Contains("overflow run"));
     }
 
@@ -108,7 +108,7 @@ public class CheckerTests
         FlipByte(dir.Path, leaf * PageLayout.PageSizeBytes); // page number
         var branch = leaves[1];
         FlipByte(dir.Path, branch * PageLayout.PageSizeBytes + 13); // Upper
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.Contains(report.Problems, p => p.Kind == "page-number" && p.PageNumber == leaf);
         Assert.Contains(report.Problems, p => p.Kind == "node" && p.PageNumber == branch && p.Message.Contains("Upper"));
         Assert.Equal(leaves.Count - 2, report.Trees.Single(t => t.Name == "users").LeafPages);
@@ -134,7 +134,7 @@ public class CheckerTests
             fixed (byte* p = bytes) ((PageHeader*)p)->Checksum = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
             RandomAccess.Write(file, bytes, leaf * PageLayout.PageSizeBytes);
         }
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         var problem = Assert.Single(report.Problems, p => p.Kind == "key-order");
         Assert.Equal(leaf, problem.PageNumber);
         Assert.DoesNotContain(report.Problems, p => p.Kind == "checksum");
@@ -146,9 +146,9 @@ public class CheckerTests
         using var dir = new TempDir();
         CreateSample(dir.Path);
         var path = Path.Combine(dir.Path, DataFile.FileName);
-        var report0 = EnvironmentChecker.Check(dir.Path);
+        var report0 = EnvironmentSnapshot.Check(dir.Path);
         using (var file = File.Open(path, FileMode.Open)) file.SetLength((report0.PagesInUseOrFree - 5) * PageLayout.PageSizeBytes + 100);
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.Contains(report.Problems, p => p.Kind == "truncated");
         Assert.Contains(report.Problems, p => p.Kind == "file-length");
         Assert.False(report.IsConsistent);
@@ -160,7 +160,7 @@ public class CheckerTests
         using var dir = new TempDir();
         CreateSample(dir.Path, 10, 0);
         using (var file = File.Open(Path.Combine(dir.Path, DataFile.FileName), FileMode.Open)) file.SetLength(5000);
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         var problem = Assert.Single(report.Problems);
         Assert.Equal("open", problem.Kind);
         Assert.Contains("neither file header is valid", problem.Message);
@@ -182,7 +182,7 @@ public class CheckerTests
         var free = FindPage(dir.Path, PageKind.Free);
         FlipBitmapBit(dir.Path, leaf);
         FlipBitmapBit(dir.Path, free);
-        var report = EnvironmentChecker.Check(dir.Path);
+        var report = EnvironmentSnapshot.Check(dir.Path);
         Assert.Contains(report.Problems, p => p.Kind == "free-space" && p.PageNumber == leaf);
         Assert.Contains(report.Problems, p => p.Kind == "leaked" && p.PageNumber == free);
         Assert.Equal(1, report.LeakedPages);
@@ -197,7 +197,7 @@ public class CheckerTests
         using var snapshot = EnvironmentSnapshot.Open(dir.Path);
         Assert.True(snapshot.JournalEntriesApplied >= 2);
         Assert.True(snapshot.JournalPageCount > 0);
-        var report = EnvironmentChecker.Check(snapshot);
+        var report = snapshot.Check();
         Assert.True(report.IsConsistent, string.Join("\n", report.Problems));
         Assert.Equal(500, report.Trees.Single(t => t.Name == "users").Entries);
         // The engine still owns the directory: the lock is held and a write still works.
@@ -224,7 +224,7 @@ public class CheckerTests
             file.Position = 4096 + 200;
             file.WriteByte((byte)(b ^ 0x55));
         }
-        var report = EnvironmentChecker.Check(crashed);
+        var report = EnvironmentSnapshot.Check(crashed);
         var problem = Assert.Single(report.Problems, p => p.Kind == "journal");
         Assert.Equal(4096, problem.OffsetBytes);
         Assert.Equal(journal, problem.File);
@@ -242,7 +242,7 @@ public class CheckerTests
             Fill(env, 300, 2);
             CopyFiles(dir.Sub("live"), crashed);
         }
-        var report = EnvironmentChecker.Check(crashed);
+        var report = EnvironmentSnapshot.Check(crashed);
         Assert.True(report.IsConsistent, string.Join("\n", report.Problems));
         Assert.Equal(300, report.Trees.Single(t => t.Name == "users").Entries);
     }

@@ -263,10 +263,9 @@ public class CommandTests
         Assert.Equal(2, Run(out _, out _, "map", dir.Path));
     }
 
-    [Fact]
+    [LinuxOnlyFact("/proc/PID/smaps_rollup")]
     public void Memory_reads_smaps_rollup()
     {
-        if (!OperatingSystem.IsLinux()) return;
         using var dir = new TempDir();
         CreateSample(dir.Path, 100, 0);
         Assert.Equal(0, Run(out var text, out _, "memory", dir.Path));
@@ -294,8 +293,8 @@ public class CommandTests
             Assert.Equal(0, Run(out var text, out _, "copy", "--compact", dir.Sub("src"), dir.Sub("dst")));
             Assert.Contains("copied 2 trees, 2,010 entries", text);
         }
-        var source = EnvironmentChecker.Check(dir.Sub("src"));
-        var target = EnvironmentChecker.Check(dir.Sub("dst"));
+        var source = EnvironmentSnapshot.Check(dir.Sub("src"));
+        var target = EnvironmentSnapshot.Check(dir.Sub("dst"));
         Assert.True(target.IsConsistent, string.Join("\n", target.Problems));
         Assert.True(target.PagesInUseOrFree < source.PagesInUseOrFree);
         Assert.Equal(0, Run(out var a, out _, "dump", dir.Sub("src")));

@@ -86,7 +86,7 @@ internal static class TestEnvironments
     public static List<long> FindPages(string directory, PageKind kind, string? tree = null)
     {
         var found = new List<long>();
-        var report = EnvironmentChecker.Check(directory, collectPages: true);
+        var report = EnvironmentSnapshot.Check(directory, collectPages: true);
         var id = tree is null ? -1 : report.Trees.Single(t => t.Name == tree).TreeId;
         var pages = report.Pages!;
         for (var i = 0; i < pages.Length; i++)

@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.State;

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using Storage.Journal;
 using Storage.Paging;
 using Storage.Scratch;
 using Storage.State;

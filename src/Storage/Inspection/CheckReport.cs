@@ -1,107 +1,95 @@
-using Storage.State;
+namespace Storage;
 
-namespace Storage.Inspection;
-
-/// <summary>What a page of the data file is, as the check found it.</summary>
-internal enum PageKind : byte
+/// <summary>
+/// What a consistency check found: every problem with where it is, each tree as walked, free space by section, and
+/// page totals. Made by <see cref="StorageEnvironment.Check"/> (the newest committed snapshot of an open environment) and
+/// by <see cref="Inspection.EnvironmentSnapshot.Check(bool, IProgress{CheckProgress})"/> (a directory on disk, without
+/// its lock).
+/// </summary>
+/// <remarks>
+/// Unlike the engine's reads, which stop at the first broken invariant, a check reports every problem it finds (up to
+/// <see cref="MaxProblems"/>; the rest are counted) and goes on with the rest of the file. Every page below the next page
+/// number is accounted for exactly once: a header or bitmap page, a page reachable from the tree of tree names or a named
+/// tree, or a page marked free, never two of those; so <see cref="PagesInUseOrFree"/> is <see cref="ReservedPages"/> +
+/// <see cref="ReachablePages"/> + <see cref="FreePages"/> + <see cref="LeakedPages"/> when nothing is wrong twice.
+/// </remarks>
+public sealed class CheckReport
 {
-    /// <summary>Neither reachable nor marked free (a leaked page), or not examined.</summary>
-    Unknown = 0,
-    FileHeader,
-    /// <summary>Reserved page of a region other than region 0 (no content).</summary>
-    Reserved,
-    FreeSpaceBitmap,
-    Branch,
-    Leaf,
-    /// <summary>The first page of an overflow run.</summary>
-    Overflow,
-    /// <summary>A following page of an overflow run (value bytes, no header).</summary>
-    OverflowContinuation,
-    Free,
-}
+    /// <summary>At most this many problems are listed in <see cref="Problems"/>; the rest are counted in <see cref="ProblemsOmitted"/>.</summary>
+    public const int MaxProblems = 1000;
 
-/// <summary>One page as the check found it.</summary>
-internal struct PageInfo
-{
-    public PageKind Kind;
+    /// <summary>Bytes in a page: every page count of the report times this is bytes of the data file.</summary>
+    public const int PageSizeBytes = Paging.PageLayout.PageSizeBytes;
 
-    /// <summary>The owning tree (0 = root tree of names), -1 where there is none.</summary>
-    public int TreeId;
+    private readonly List<CheckProblem> _problems = [];
+    private readonly List<CheckedTree> _trees = [];
+    private readonly List<CheckedSection> _sections = [];
 
-    /// <summary>Nodes on a branch or leaf; pages of an overflow run on its first page.</summary>
-    public int Items;
+    internal CheckReport()
+    {
+    }
 
-    /// <summary>Bytes in use (header, offsets and nodes; header and value for an overflow run's first page).</summary>
-    public long UsedBytes;
-}
+    /// <summary>What was found, in the order it was found (problems of reading the state first).</summary>
+    public IReadOnlyList<CheckProblem> Problems => _problems;
 
-/// <summary>One tree as walked, next to what its header says.</summary>
-internal sealed class TreeReport
-{
-    /// <summary>Null for the root tree of names.</summary>
-    public string? Name { get; init; }
+    /// <summary>The tree of tree names first (<see cref="CheckedTree.Name"/> null), then the named trees in the order of their UTF-8 names.</summary>
+    public IReadOnlyList<CheckedTree> Trees => _trees;
 
-    public int TreeId { get; init; }
+    /// <summary>Free space of every section below the next page number, in order.</summary>
+    public IReadOnlyList<CheckedSection> Sections => _sections;
 
-    public long RootPage { get; init; }
-
-    public int Depth { get; init; }
-
-    public long HeaderEntries { get; init; }
-
-    public long Entries { get; set; }
-
-    public long BranchPages { get; set; }
-
-    public long LeafPages { get; set; }
-
-    public long OverflowPages { get; set; }
-
-    /// <summary>Page headers, offsets, nodes, overflow values: the bytes that hold data.</summary>
-    public long UsedBytes { get; set; }
-
-    public long AllocatedBytes => (BranchPages + LeafPages + OverflowPages) * Paging.PageLayout.PageSizeBytes;
-
-    public string DisplayName => Name ?? "<root>";
-}
-
-/// <summary>Free space of one section (<see cref="Allocation.FreeSpaceLayout.PagesPerSection"/> pages).</summary>
-internal sealed record SectionReport(long Section, long FirstPage, long Pages, long FreePages, long LargestFreeRun);
-
-/// <summary>The result of <see cref="EnvironmentChecker"/>.</summary>
-internal sealed class CheckReport
-{
-    public List<InspectionProblem> Problems { get; } = [];
-
-    public List<TreeReport> Trees { get; } = [];
-
-    public List<SectionReport> Sections { get; } = [];
-
-    public long TransactionId { get; set; }
+    /// <summary>The last transaction of the state checked.</summary>
+    public long TransactionId { get; internal set; }
 
     /// <summary>Pages below the next page number: the ones the check accounts for.</summary>
-    public long PagesInUseOrFree { get; set; }
+    public long PagesInUseOrFree { get; internal set; }
 
-    public long FilePages { get; set; }
+    /// <summary>Whole pages in the data file (it may be longer than the pages in use: growth reserves room ahead).</summary>
+    public long FilePages { get; internal set; }
 
-    public long ReachablePages { get; set; }
+    /// <summary>Pages reachable from a tree: branch, leaf and overflow pages.</summary>
+    public long ReachablePages { get; internal set; }
 
-    public long ReservedPages { get; set; }
+    /// <summary>Header and free-space bitmap pages (and the reserved pages of regions after the first).</summary>
+    public long ReservedPages { get; internal set; }
 
-    public long FreePages { get; set; }
+    /// <summary>Pages marked free and not reachable.</summary>
+    public long FreePages { get; internal set; }
 
-    public long LeakedPages { get; set; }
+    /// <summary>Pages neither reachable nor marked free: space lost until something frees it.</summary>
+    public long LeakedPages { get; internal set; }
 
     /// <summary>Bytes of the data file whose blocks were given back to the file system (holes; Linux only, else 0).</summary>
-    public long HoleBytes { get; set; }
+    public long HoleBytes { get; internal set; }
 
-    /// <summary>Problems left out of <see cref="Problems"/> once the cap was reached.</summary>
-    public long ProblemsOmitted { get; set; }
+    /// <summary>Problems left out of <see cref="Problems"/> once <see cref="MaxProblems"/> were listed.</summary>
+    public long ProblemsOmitted { get; internal set; }
 
-    /// <summary>One entry per page below the next page number, when asked for.</summary>
-    public PageInfo[]? Pages { get; set; }
+    /// <summary>One entry per page below the next page number, indexed by page number, when the check was asked to collect them; else null.</summary>
+    public CheckedPage[]? Pages { get; internal set; }
 
-    public int ErrorCount => Problems.Count(p => p.Severity == ProblemSeverity.Error) + (int)Math.Min(ProblemsOmitted, int.MaxValue);
+    /// <summary>Problems of severity <see cref="ProblemSeverity.Error"/>, the omitted ones included.</summary>
+    public int ErrorCount => _problems.Count(p => p.Severity == ProblemSeverity.Error) + (int)Math.Min(ProblemsOmitted, int.MaxValue);
 
+    /// <summary>Whether the check found no error (warnings allowed).</summary>
     public bool IsConsistent => ErrorCount == 0;
+
+    /// <summary>Lists a problem, or counts it once <see cref="MaxProblems"/> are listed.</summary>
+    internal void Add(CheckProblem problem)
+    {
+        if (_problems.Count < MaxProblems) _problems.Add(problem);
+        else ProblemsOmitted++;
+    }
+
+    internal void Add(CheckedTree tree) => _trees.Add(tree);
+
+    internal void Add(CheckedSection section) => _sections.Add(section);
+
+    /// <summary>The report of a check that could not start: one <c>open</c> error.</summary>
+    internal static CheckReport NotOpened(string message)
+    {
+        var report = new CheckReport();
+        report.Add(new CheckProblem(ProblemSeverity.Error, "open", message));
+        return report;
+    }
 }

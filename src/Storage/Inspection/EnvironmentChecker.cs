@@ -1,4 +1,3 @@
-using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
@@ -10,119 +9,106 @@ using Storage.Trees;
 namespace Storage.Inspection;
 
 /// <summary>
-/// The full consistency check of an environment, on a read-only <see cref="EnvironmentSnapshot"/>. Unlike
-/// <see cref="BTree.Validate"/>, which stops at the first broken invariant, it reports every problem it
-/// finds (up to a cap) with page, tree and byte offset, and goes on with the rest of the file.
+/// The full consistency check of one committed state, read through an <see cref="ICheckSource"/>: a snapshot of a
+/// directory on disk or a read transaction of an open environment. Unlike <see cref="BTree.Validate"/>, which stops at the
+/// first broken invariant, it reports every problem it finds (up to <see cref="CheckReport.MaxProblems"/>) with page, tree
+/// and byte offset, and goes on with the rest of the file.
 /// </summary>
 /// <remarks>
-/// Checks: both header slots; every page below the next page number reachable exactly once (from the root tree
-/// of names or a named tree), or a reserved page, or marked free in the bitmaps, and never two of those; page
-/// numbers, types, owning tree, checksums and writing transactions (pages rebuilt from the journal included); slotted-page bounds and nodes; key order within pages and against the
-/// parents' separators; equal leaf depths; branch shape; overflow runs (header, size, bounds, checksum over the
-/// run); each tree's counters against its header. Memory: one bit per page for "seen" and one for "free", a
-/// page buffer per tree level, and optionally one <see cref="PageInfo"/> per page.
+/// Checks: every page below the next page number reachable exactly once (from the root tree of names or a named tree),
+/// or a reserved page, or marked free in the bitmaps, and never two of those; page numbers, types, owning tree,
+/// checksums and writing transactions (pages rebuilt from the journal or held in the page table included); slotted-page
+/// bounds and nodes; key order within pages and against the parents' separators; equal leaf depths; branch shape;
+/// overflow runs (header, size, bounds, checksum over the run); each tree's counters against its header; holes in the
+/// data file under pages in use. Memory: three bits per page ("seen", "free", "inside a run"), a page buffer per tree
+/// level, and optionally one <see cref="CheckedPage"/> per page.
 /// </remarks>
-internal sealed unsafe class EnvironmentChecker
+internal sealed unsafe partial class EnvironmentChecker
 {
-    /// <summary>At most this many problems are listed; the rest are counted.</summary>
-    public const int MaxProblems = 1000;
-
     private const int PageSize = PageLayout.PageSizeBytes;
 
-    private readonly EnvironmentSnapshot _snapshot;
+    /// <summary>Progress is reported once per this many pages accounted for.</summary>
+    private const int ProgressIntervalPages = 4096;
+
+    private readonly ICheckSource _source;
     private readonly CheckReport _report = new();
     private readonly byte[][] _levels = new byte[TreeNodeLayout.MaxTreeDepth + 1][];
     private readonly byte[] _runPage = new byte[PageSize];
-    private readonly Action<long, long>? _progress;
+    private readonly IProgress<CheckProgress>? _progress;
     private ulong[] _seen = [];
+
+    /// <summary>Pages after the first of an overflow run (whose version is the run's).</summary>
+    private ulong[] _continuation = [];
     private long _claimed;
     private long _nextPage;
 
-    private EnvironmentChecker(EnvironmentSnapshot snapshot, bool collectPages, Action<long, long>? progress)
+    private EnvironmentChecker(ICheckSource source, bool collectPages, IProgress<CheckProgress>? progress)
     {
-        _snapshot = snapshot;
+        _source = source;
         _progress = progress;
-        _nextPage = snapshot.NextPageNumber;
+        _nextPage = source.NextPageNumber;
         // The per-page arrays are sized by the next page number, which a damaged header or entry can put anywhere: no
         // further than the file, what the journal rebuilt past it, and one region's slack (a new region starts after
         // its reserved pages) is checked.
-        var limit = Math.Max(snapshot.FilePageCount, snapshot.JournalPagesEnd) + FreeSpaceLayout.PagesPerRegion;
+        var limit = Math.Max(source.FilePageCount, source.PagesEndOutsideFile) + FreeSpaceLayout.PagesPerRegion;
         if (_nextPage > limit)
         {
-            Error("next-page", $"the state says {_nextPage} pages are in use, but the file holds {snapshot.FilePageCount} and the journal reaches page {snapshot.JournalPagesEnd}; only the first {limit} are checked");
+            Error("next-page", $"the state says {_nextPage} pages are in use, but the file holds {source.FilePageCount} and the journal reaches page {source.PagesEndOutsideFile}; only the first {limit} are checked");
             _nextPage = limit;
         }
-        if (collectPages) _report.Pages = new PageInfo[_nextPage];
+        if (collectPages) _report.Pages = new CheckedPage[_nextPage];
     }
 
-    /// <summary>Opens <paramref name="directory"/> read-only and checks it; an environment that cannot be opened at all is one problem.</summary>
-    public static CheckReport Check(string directory, bool collectPages = false, Action<long, long>? progress = null)
-    {
-        EnvironmentSnapshot snapshot;
-        try
-        {
-            snapshot = EnvironmentSnapshot.Open(directory);
-        }
-        catch (InspectionException e)
-        {
-            var failed = new CheckReport();
-            failed.Problems.Add(new InspectionProblem(ProblemSeverity.Error, "open", e.Message));
-            return failed;
-        }
-        using (snapshot)
-        {
-            return Check(snapshot, collectPages, progress);
-        }
-    }
-
-    /// <summary>Checks an open snapshot.</summary>
-    /// <param name="snapshot">The state to check.</param>
+    /// <summary>Checks the state <paramref name="source"/> reads.</summary>
+    /// <param name="source">The state to check.</param>
     /// <param name="collectPages">Whether to fill <see cref="CheckReport.Pages"/>.</param>
-    /// <param name="progress">Called now and then with (pages examined, pages in total).</param>
-    public static CheckReport Check(EnvironmentSnapshot snapshot, bool collectPages = false, Action<long, long>? progress = null)
+    /// <param name="progress">Told now and then how many pages were accounted for.</param>
+    public static CheckReport Check(ICheckSource source, bool collectPages, IProgress<CheckProgress>? progress)
     {
-        ArgumentNullException.ThrowIfNull(snapshot);
-        return new EnvironmentChecker(snapshot, collectPages, progress).Run();
+        ArgumentNullException.ThrowIfNull(source);
+        return new EnvironmentChecker(source, collectPages, progress).Run();
     }
+
+    /// <summary>
+    /// Opens <paramref name="directory"/> read-only and checks it; an environment that cannot be opened at all is one
+    /// problem. The same as <see cref="EnvironmentSnapshot.Check(string, bool, IProgress{CheckProgress})"/>, for the
+    /// library's own tests.
+    /// </summary>
+    public static CheckReport Check(string directory, bool collectPages = false) => EnvironmentSnapshot.Check(directory, collectPages);
 
     private CheckReport Run()
     {
-        foreach (var problem in _snapshot.Problems) Add(problem);
-        _report.TransactionId = _snapshot.TransactionId;
+        foreach (var problem in _source.Problems) _report.Add(problem);
+        _report.TransactionId = _source.TransactionId;
         _report.PagesInUseOrFree = _nextPage;
-        _report.FilePages = _snapshot.FilePageCount;
+        _report.FilePages = _source.FilePageCount;
         _seen = new ulong[(_nextPage + 63) / 64];
+        _continuation = new ulong[_seen.Length];
         var free = new ulong[_seen.Length];
 
         var bitmapsOk = CheckReservedPages(free);
-        var rootHeader = _snapshot.RootTree;
-        var root = new TreeReport { Name = null, TreeId = 0, RootPage = rootHeader.RootPage, Depth = rootHeader.Depth, HeaderEntries = rootHeader.Entries };
-        _report.Trees.Add(root);
+        var rootHeader = _source.RootTree;
+        var root = new CheckedTree { Name = null, TreeId = 0, RootPage = rootHeader.RootPage, Depth = rootHeader.Depth, HeaderEntries = rootHeader.Entries };
+        _report.Add(root);
         var named = new List<(string Name, TreeHeader Header)>();
         WalkTree(root, rootHeader, named);
         CheckTreeIds(named, rootHeader.LastTreeId);
         foreach (var (name, header) in named)
         {
-            var tree = new TreeReport { Name = name, TreeId = header.TreeId, RootPage = header.RootPage, Depth = header.Depth, HeaderEntries = header.Entries };
-            _report.Trees.Add(tree);
+            var tree = new CheckedTree { Name = name, TreeId = header.TreeId, RootPage = header.RootPage, Depth = header.Depth, HeaderEntries = header.Entries };
+            _report.Add(tree);
             WalkTree(tree, header, null);
         }
         CompareFreeSpace(free, bitmapsOk);
         CheckHoles();
-        _progress?.Invoke(_nextPage, _nextPage);
+        _progress?.Report(new CheckProgress(_nextPage, _nextPage));
         return _report;
     }
 
-    private void Add(InspectionProblem problem)
-    {
-        if (_report.Problems.Count < MaxProblems) _report.Problems.Add(problem);
-        else _report.ProblemsOmitted++;
-    }
-
-    private void Error(string kind, string message, long page = -1, TreeReport? tree = null, long offsetInPage = -1)
+    private void Error(string kind, string message, long page = -1, CheckedTree? tree = null, long offsetInPage = -1)
     {
         var offset = page >= 0 ? page * PageSize + Math.Max(0, offsetInPage) : -1;
-        Add(new InspectionProblem(ProblemSeverity.Error, kind, message, _snapshot.DataPath, page, tree?.DisplayName, offset));
+        _report.Add(new CheckProblem(ProblemSeverity.Error, kind, message, _source.DataPath, page, tree?.DisplayName, offset));
     }
 
     /// <summary>Marks a page seen; false when it was seen before.</summary>
@@ -132,7 +118,7 @@ internal sealed unsafe class EnvironmentChecker
         var mask = 1UL << (int)(page & 63);
         if ((word & mask) != 0) return false;
         word |= mask;
-        if ((++_claimed & 4095) == 0) _progress?.Invoke(_claimed, _nextPage);
+        if (++_claimed % ProgressIntervalPages == 0) _progress?.Report(new CheckProgress(_claimed, _nextPage));
         return true;
     }
 
@@ -140,93 +126,19 @@ internal sealed unsafe class EnvironmentChecker
 
     private void SetInfo(long page, PageKind kind, int treeId, int items, long usedBytes)
     {
-        if (_report.Pages is { } pages && page >= 0 && page < pages.Length)
-        {
-            pages[page] = new PageInfo { Kind = kind, TreeId = treeId, Items = items, UsedBytes = usedBytes };
-        }
-    }
-
-    /// <summary>Headers and bitmap pages of every region: claims them and reads the free bits. False when a bitmap is unusable.</summary>
-    private bool CheckReservedPages(ulong[] free)
-    {
-        var ok = true;
-        for (long region = 0; FreeSpaceLayout.RegionStart(region) < _nextPage; region++)
-        {
-            var start = FreeSpaceLayout.RegionStart(region);
-            for (var i = 0; i < 2; i++)
-            {
-                if (start + i >= _nextPage) continue;
-                Claim(start + i);
-                _report.ReservedPages++;
-                SetInfo(start + i, region == 0 ? PageKind.FileHeader : PageKind.Reserved, -1, 0, region == 0 ? PageLayout.HeaderSizeBytes + Storage.State.FileHeader.SizeBytes : 0);
-            }
-            for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
-            {
-                var bitmapPage = start + 2 + i;
-                if (bitmapPage >= _nextPage) break;
-                Claim(bitmapPage);
-                _report.ReservedPages++;
-                SetInfo(bitmapPage, PageKind.FreeSpaceBitmap, -1, 0, PageSize);
-                ok &= ReadBitmap(bitmapPage, free);
-            }
-        }
-        return ok;
-    }
-
-    private bool ReadBitmap(long bitmapPage, ulong[] free)
-    {
-        var page = _runPage;
-        if (!_snapshot.TryReadPage(bitmapPage, page, out var problem))
-        {
-            Error("bitmap", $"free-space bitmap page cannot be read: {problem}", bitmapPage);
-            return false;
-        }
-        fixed (byte* p = page)
-        {
-            var header = (PageHeader*)p;
-            if (header->PageNumber != bitmapPage)
-            {
-                Error("page-number", $"free-space bitmap page says it is page {header->PageNumber}", bitmapPage);
-                return false;
-            }
-            if (header->Flags != PageFlags.FreeSpaceBitmap)
-            {
-                Error("page-type", $"page should be a free-space bitmap but has flags {header->Flags}", bitmapPage, offsetInPage: 8);
-                return false;
-            }
-            var checksumOk = CheckChecksum(p, bitmapPage, 1, null);
-            var words = MemoryMarshal.Cast<byte, ulong>(page.AsSpan(FreeSpaceLayout.BitmapOffsetBytes, FreeSpaceLayout.BitmapBytes));
-            var first = FreeSpaceLayout.FirstPageOfBitmap(bitmapPage);
-            for (var w = 0; w < words.Length; w++)
-            {
-                var bits = words[w];
-                if (bits == 0) continue;
-                var firstOfWord = first + w * 64L;
-                if (firstOfWord >= _nextPage || (firstOfWord + 64 > _nextPage && (bits >> (int)(_nextPage - firstOfWord)) != 0))
-                {
-                    var beyond = firstOfWord >= _nextPage ? firstOfWord + BitOperations.TrailingZeroCount(bits) : _nextPage + BitOperations.TrailingZeroCount(bits >> (int)(_nextPage - firstOfWord));
-                    Error("free-space", $"the bitmap marks page {beyond}, at or past the next page number {_nextPage}, as free", bitmapPage,
-                        offsetInPage: FreeSpaceLayout.BitmapOffsetBytes + w * 8);
-                    if (firstOfWord >= _nextPage) continue;
-                    bits &= (1UL << (int)(_nextPage - firstOfWord)) - 1;
-                }
-                // Bitmaps cover whole 64-page words, which never straddle two bitmap pages.
-                free[firstOfWord >> 6] = bits;
-            }
-            return checksumOk;
-        }
+        if (_report.Pages is { } pages && page >= 0 && page < pages.Length) pages[page] = new CheckedPage(kind, treeId, items, usedBytes);
     }
 
     /// <summary>
     /// Verifies the stored checksum of a page or run (pages rebuilt from the journal carry the checksum their
     /// transaction stamped, like data-file pages), and that no transaction after the snapshot's wrote it.
     /// </summary>
-    private bool CheckChecksum(byte* first, long firstPage, int pageCount, TreeReport? tree)
+    private bool CheckChecksum(byte* first, long firstPage, int pageCount, CheckedTree? tree)
     {
         var writtenBy = ((PageHeader*)first)->TransactionId;
-        if (writtenBy > _snapshot.TransactionId)
+        if (writtenBy > _source.TransactionId)
         {
-            Error("future", $"page was written by transaction {writtenBy}, after the state checked (transaction {_snapshot.TransactionId}): the data file holds a change the journal no longer has (or the environment was written to while it was checked)", firstPage, tree, 14);
+            Error("future", $"page was written by transaction {writtenBy}, after the state checked (transaction {_source.TransactionId}): the data file holds a change the journal no longer has (or the environment was written to while it was checked)", firstPage, tree, 14);
         }
         var stored = ((PageHeader*)first)->Checksum;
         uint computed;
@@ -240,11 +152,11 @@ internal sealed unsafe class EnvironmentChecker
             var rest = PageHeader.ChecksumOffset + PageHeader.ChecksumSizeBytes;
             state = Crc32C.Append(state, first + rest, PageSize - rest);
             var buffer = new byte[PageSize];
-            for (var p = firstPage + 1; p < firstPage + pageCount; p++)
+            for (var index = 1; index < pageCount; index++)
             {
-                if (!_snapshot.TryReadPage(p, buffer, out var problem))
+                if (!_source.TryReadRunPage(firstPage, index, buffer, out var problem))
                 {
-                    Error("overflow", $"overflow run page cannot be read: {problem}", p, tree);
+                    Error("overflow", $"overflow run page cannot be read: {problem}", firstPage + index, tree);
                     return false;
                 }
                 state = Crc32C.Append(state, buffer);
@@ -260,7 +172,7 @@ internal sealed unsafe class EnvironmentChecker
         return true;
     }
 
-    private void WalkTree(TreeReport tree, in TreeHeader header, List<(string, TreeHeader)>? named)
+    private void WalkTree(CheckedTree tree, in TreeHeader header, List<(string, TreeHeader)>? named)
     {
         if (header.Depth < 1 || header.Depth > TreeNodeLayout.MaxTreeDepth)
         {
@@ -277,7 +189,7 @@ internal sealed unsafe class EnvironmentChecker
     }
 
     /// <summary>A page a tree refers to must lie between the reserved pages and the next page number.</summary>
-    private bool CheckReference(long page, TreeReport tree, long fromPage, string what)
+    private bool CheckReference(long page, CheckedTree tree, long fromPage, string what)
     {
         if (page < TreeNodeLayout.FirstTreePageNumber || page >= _nextPage)
         {
@@ -292,7 +204,7 @@ internal sealed unsafe class EnvironmentChecker
         return true;
     }
 
-    private void WalkPage(TreeReport tree, long pageNumber, int level, int depth, ReadOnlySpan<byte> lower, bool hasLower,
+    private void WalkPage(CheckedTree tree, long pageNumber, int level, int depth, ReadOnlySpan<byte> lower, bool hasLower,
         ReadOnlySpan<byte> upper, bool hasUpper, List<(string, TreeHeader)>? named, long parent)
     {
         if (level >= TreeNodeLayout.MaxTreeDepth)
@@ -308,7 +220,7 @@ internal sealed unsafe class EnvironmentChecker
         }
         _report.ReachablePages++;
         var buffer = _levels[level] ??= new byte[PageSize];
-        if (!_snapshot.TryReadPage(pageNumber, buffer, out var readProblem))
+        if (!_source.TryReadPage(pageNumber, buffer, out var readProblem))
         {
             Error("read", readProblem!, pageNumber, tree);
             return;
@@ -412,7 +324,7 @@ internal sealed unsafe class EnvironmentChecker
         return slot + TreeNodeLayout.SlotSizeBytes <= Math.Min((int)lowerBound, PageSize) ? NodeOffset(page, index) % PageSize : 0;
     }
 
-    private void CheckKeyInRange(TreeReport tree, byte* p, long pageNumber, int index, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lower, bool hasLower,
+    private void CheckKeyInRange(CheckedTree tree, byte* p, long pageNumber, int index, ReadOnlySpan<byte> key, ReadOnlySpan<byte> lower, bool hasLower,
         bool lowerIsExclusive, ReadOnlySpan<byte> upper, bool hasUpper)
     {
         if (hasLower)
@@ -430,7 +342,7 @@ internal sealed unsafe class EnvironmentChecker
         }
     }
 
-    private void AddNamedTree(TreeReport root, long pageNumber, int node, ReadOnlySpan<byte> key, LeafValue value, List<(string, TreeHeader)> named)
+    private void AddNamedTree(CheckedTree root, long pageNumber, int node, ReadOnlySpan<byte> key, LeafValue value, List<(string, TreeHeader)> named)
     {
         if (value.IsOverflow || value.Inline.Length != TreeHeader.SizeBytes)
         {
@@ -455,7 +367,7 @@ internal sealed unsafe class EnvironmentChecker
         var ids = new HashSet<int>();
         foreach (var (name, header) in named)
         {
-            var where = new TreeReport { Name = name, TreeId = header.TreeId };
+            var where = new CheckedTree { Name = name, TreeId = header.TreeId };
             if (header.TreeId <= 0 || header.TreeId > lastTreeId)
             {
                 Error("tree-header", $"tree id {header.TreeId} is outside 1..{lastTreeId} (the last id handed out)", header.RootPage, where);
@@ -467,11 +379,11 @@ internal sealed unsafe class EnvironmentChecker
         }
     }
 
-    private void CheckOverflow(TreeReport tree, long first, long leafPage, int node)
+    private void CheckOverflow(CheckedTree tree, long first, long leafPage, int node)
     {
         if (!CheckReference(first, tree, leafPage, $"leaf node {node}")) return;
         var page = _runPage;
-        if (!_snapshot.TryReadPage(first, page, out var problem))
+        if (!_source.TryReadPage(first, page, out var problem))
         {
             Error("overflow", problem!, first, tree);
             return;
@@ -527,131 +439,12 @@ internal sealed unsafe class EnvironmentChecker
             tree.OverflowPages += pageCount;
             tree.UsedBytes += PageLayout.HeaderSizeBytes + size;
             SetInfo(first, PageKind.Overflow, tree.TreeId, pageCount, PageLayout.HeaderSizeBytes + (long)size);
-            for (var q = first + 1; q < first + pageCount; q++) SetInfo(q, PageKind.OverflowContinuation, tree.TreeId, 0, 0);
+            for (var q = first + 1; q < first + pageCount; q++)
+            {
+                _continuation[q >> 6] |= 1UL << (int)(q & 63);
+                SetInfo(q, PageKind.OverflowContinuation, tree.TreeId, 0, 0);
+            }
             CheckChecksum(p, first, pageCount, tree);
         }
-    }
-
-    /// <summary>Reachable (or reserved) and free must be exact complements below the next page number.</summary>
-    private void CompareFreeSpace(ulong[] free, bool bitmapsOk)
-    {
-        var inUseAndFree = new RunCollector(this, "free-space", "marked free in the bitmap but in use", free: true);
-        var leaked = new RunCollector(this, "leaked", "neither reachable nor marked free (leaked)", free: false);
-        for (long w = 0; w < _seen.Length; w++)
-        {
-            var seen = _seen[w];
-            var freeBits = free[w];
-            var validBits = (w + 1) * 64 <= _nextPage ? ulong.MaxValue : (1UL << (int)(_nextPage - w * 64)) - 1;
-            _report.FreePages += BitOperations.PopCount(freeBits & ~seen & validBits);
-            var both = seen & freeBits & validBits;
-            var neither = ~seen & ~freeBits & validBits;
-            for (; both != 0; both &= both - 1) inUseAndFree.Add(w * 64 + BitOperations.TrailingZeroCount(both));
-            for (; neither != 0; neither &= neither - 1) leaked.Add(w * 64 + BitOperations.TrailingZeroCount(neither));
-            if (_report.Pages is { } pages)
-            {
-                for (var bits = freeBits & ~seen & validBits; bits != 0; bits &= bits - 1)
-                {
-                    pages[w * 64 + BitOperations.TrailingZeroCount(bits)] = new PageInfo { Kind = PageKind.Free, TreeId = -1 };
-                }
-            }
-        }
-        // Without a usable bitmap every page it covers would look leaked; the bitmap's own problem says enough.
-        if (bitmapsOk) leaked.Flush();
-        inUseAndFree.Flush();
-        _report.LeakedPages = leaked.Total;
-
-        var sections = (_nextPage + FreeSpaceLayout.PagesPerSection - 1) / FreeSpaceLayout.PagesPerSection;
-        for (long s = 0; s < sections; s++)
-        {
-            var firstPage = s * FreeSpaceLayout.PagesPerSection;
-            var pages = Math.Min(FreeSpaceLayout.PagesPerSection, _nextPage - firstPage);
-            long count = 0, run = 0, largest = 0;
-            for (var pg = firstPage; pg < firstPage + pages; pg++)
-            {
-                var isFree = (free[pg >> 6] & (1UL << (int)(pg & 63))) != 0 && !IsSeen(pg);
-                if (isFree)
-                {
-                    count++;
-                    largest = Math.Max(largest, ++run);
-                }
-                else
-                {
-                    run = 0;
-                }
-            }
-            _report.Sections.Add(new SectionReport(s, firstPage, pages, count, largest));
-        }
-    }
-
-    /// <summary>
-    /// Ranges of the data file whose blocks were given back to the file system (holes, found with SEEK_HOLE and SEEK_DATA
-    /// on Linux) must hold only free pages: a page in use there (reached by a tree, or a header or bitmap) reads as
-    /// zeros. A page whose current version the journal holds is not read from the file and may lie in one.
-    /// </summary>
-    private void CheckHoles()
-    {
-        if (!Platform.Posix.IsSupported || _snapshot.DataHandle.IsInvalid) return;
-        var fd = _snapshot.DataHandle.DangerousGetHandle();
-        var length = _snapshot.FilePageCount * PageSize;
-        var inHoles = new RunCollector(this, "hole", "in use, but the data file has no blocks there (they read as zeros)", free: true);
-        long position = 0, holeBytes = 0;
-        while (position < length)
-        {
-            var hole = Platform.Posix.LSeek(fd, position, Platform.Posix.SeekHole);
-            if (hole < 0 || hole >= length) break;
-            var data = Platform.Posix.LSeek(fd, hole, Platform.Posix.SeekData);
-            if (data < 0 || data > length) data = length;
-            holeBytes += data - hole;
-            var end = Math.Min(data / PageSize, _nextPage);
-            for (var page = (hole + PageSize - 1) / PageSize; page < end; page++)
-            {
-                if (IsSeen(page) && !_snapshot.IsFromJournal(page)) inHoles.Add(page);
-            }
-            position = Math.Max(data, hole + 1);
-        }
-        inHoles.Flush();
-        _report.HoleBytes = holeBytes;
-    }
-
-    /// <summary>Gathers consecutive pages with the same finding into one problem.</summary>
-    private sealed class RunCollector(EnvironmentChecker owner, string kind, string what, bool free)
-    {
-        private long _start = -1;
-        private long _end = -1;
-
-        public long Total { get; private set; }
-
-        public void Add(long page)
-        {
-            Total++;
-            if (page == _end + 1 && _start >= 0)
-            {
-                _end = page;
-                return;
-            }
-            Flush();
-            _start = _end = page;
-        }
-
-        public void Flush()
-        {
-            if (_start < 0) return;
-            var range = _start == _end ? $"page {_start} is" : $"pages {_start}-{_end} ({_end - _start + 1}) are";
-            var bitmapPage = FreeSpaceLayout.BitmapPageFor(_start);
-            var owner2 = owner.OwnerOf(_start);
-            var message = $"{range} {what}; bitmap page {bitmapPage}, bit {FreeSpaceLayout.BitIndex(_start)}{(free && owner2 is not null ? $", used by {owner2}" : "")}";
-            owner.Add(new InspectionProblem(ProblemSeverity.Error, kind, message, owner._snapshot.DataPath, _start, null,
-                bitmapPage * PageSize + FreeSpaceLayout.BitmapOffsetBytes + FreeSpaceLayout.BitIndex(_start) / 8));
-            _start = _end = -1;
-        }
-    }
-
-    private string? OwnerOf(long page)
-    {
-        if (_report.Pages is not { } pages || page >= pages.Length) return null;
-        var info = pages[page];
-        if (info.Kind is PageKind.FileHeader or PageKind.FreeSpaceBitmap or PageKind.Reserved) return $"a reserved {info.Kind} page";
-        var tree = _report.Trees.FirstOrDefault(t => t.TreeId == info.TreeId);
-        return tree is null ? null : $"tree '{tree.DisplayName}' ({info.Kind})";
     }
 }

@@ -1,7 +1,5 @@
-using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
-using Storage.Allocation;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Recovery;
@@ -10,28 +8,26 @@ using Storage.Trees;
 
 namespace Storage.Inspection;
 
-/// <summary>What one of the two header slots holds.</summary>
-internal sealed record HeaderSlot(int Slot, FileHeader? Header, string? Problem)
-{
-    public bool IsValid => Header is not null;
-}
-
 /// <summary>
-/// A read-only view of the last committed state of an environment, built without the environment's lock:
-/// the better valid header slot of the data file, with the journal entries after its last synced transaction
-/// applied in memory (the same replay rules as <see cref="Recovery"/>, but nothing is written). Works on a
-/// directory another process has open; what that process writes meanwhile may or may not be seen.
+/// A read-only, offline view of the last committed state of an environment on disk, built without the environment's
+/// lock: the better valid header slot of the data file, with the journal entries after its last synced transaction
+/// applied in memory (the same rules as recovery, but nothing is written). It reads a directory no process has open,
+/// or one another process has open; what that process writes meanwhile may or may not be seen.
 /// </summary>
 /// <remarks>
-/// Pages are read through <see cref="RandomAccess"/> (never a mapping), and every page number is checked
-/// against the file length first, so a damaged or truncated file gives problems, not faults. Pages the
-/// journal changed are rebuilt in memory (<see cref="ReplayedPages"/>, as recovery does) and verified against
-/// the checksums their transactions stamped; a mismatch is a problem of the snapshot.
+/// <para>Pages are read with positional reads (never through a mapping), and every page number is checked against the
+/// file's length first, so a damaged or truncated file gives problems and exceptions, never faults. Pages the journal
+/// changed are rebuilt in memory, as recovery does, and verified against the checksums their transactions stamped; a
+/// mismatch is one of <see cref="Problems"/>.</para>
+/// <para>What it offers: the header slots and the state recovered from the journal, pages as raw bytes or decoded
+/// (<see cref="DescribePage"/>), the trees and their entries in key order, the journal files, and the full consistency
+/// check (<see cref="Check(bool, IProgress{CheckProgress})"/>). To check an environment this process has open, use
+/// <see cref="StorageEnvironment.Check"/>, which reads through a read transaction instead.</para>
 /// </remarks>
-internal sealed class EnvironmentSnapshot : IDisposable
+public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
 {
     private readonly SafeFileHandle _handle;
-    private readonly List<InspectionProblem> _problems = [];
+    private readonly List<CheckProblem> _problems = [];
     private ReplayedPages? _replayed;
 
     private EnvironmentSnapshot(string directory, string dataPath, SafeFileHandle handle)
@@ -43,51 +39,59 @@ internal sealed class EnvironmentSnapshot : IDisposable
         JournalDirectory = System.IO.Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
     }
 
+    /// <summary>The environment's directory (a full path).</summary>
     public string DirectoryPath { get; }
 
+    /// <summary>The data file.</summary>
     public string DataPath { get; }
 
+    /// <summary>The environment's journal folder.</summary>
     public string JournalDirectory { get; }
 
+    /// <summary>The data file's length when the snapshot was opened.</summary>
     public long FileLengthBytes { get; }
 
     /// <summary>Whole pages in the data file.</summary>
     public long FilePageCount => FileLengthBytes / PageLayout.PageSizeBytes;
 
+    /// <summary>Both header slots, in slot order.</summary>
     public IReadOnlyList<HeaderSlot> Slots { get; private set; } = [];
 
-    /// <summary>The slot the state was built from.</summary>
+    /// <summary>The slot the state was built from: the valid one with the higher sequence.</summary>
     public int ChosenSlot { get; private set; }
 
     /// <summary>The header the state was built from.</summary>
-    public FileHeader Header { get; private set; }
+    public DataFileHeader Header { get; private set; }
 
-    /// <summary>The last committed transaction (after the journal).</summary>
+    /// <summary>The last committed transaction (the synced one, then the journal's).</summary>
     public long TransactionId { get; private set; }
 
+    /// <summary>Pages at or past this number were never allocated in the state.</summary>
     public long NextPageNumber { get; private set; }
 
-    /// <summary>The root tree (tree names) of the last committed state.</summary>
-    public TreeHeader RootTree { get; private set; }
+    /// <summary>The tree of tree names of the state.</summary>
+    internal TreeHeader RootTree { get; private set; }
 
+    /// <summary>Journal entries applied after the header's last synced transaction.</summary>
     public int JournalEntriesApplied { get; private set; }
 
     /// <summary>Pages (and overflow runs) whose current version came from the journal (not yet in the data file).</summary>
     public int JournalPageCount => _replayed?.ImageCount ?? 0;
 
     /// <summary>One past the highest page the journal rebuilt (0 when it rebuilt none).</summary>
-    public long JournalPagesEnd => _replayed?.PagesEnd ?? 0;
+    internal long JournalPagesEnd => _replayed?.PagesEnd ?? 0;
 
-    /// <summary>What the journal walk found: where it ended, a dropped torn entry, damage and what it cuts off.</summary>
-    public JournalWalkResult? JournalWalk { get; private set; }
+    /// <summary>What the walk of the journal found: where it ended, a dropped torn entry, damage and what it cuts off; null when the journal could not be listed or read at all (see <see cref="Problems"/>).</summary>
+    public JournalWalkSummary? JournalWalk { get; private set; }
 
-    /// <summary>What was found while building the snapshot (header slots, journal, file length).</summary>
-    public IReadOnlyList<InspectionProblem> Problems => _problems;
+    /// <summary>What was found while building the snapshot (header slots, journal, file length); <see cref="Check(bool, IProgress{CheckProgress})"/> reports them too.</summary>
+    public IReadOnlyList<CheckProblem> Problems => _problems;
 
     /// <summary>
-    /// Opens the environment in <paramref name="directory"/> read-only. Throws <see cref="InspectionException"/>
-    /// (one line) when there is nothing to inspect: no directory, no data file, or no valid header.
+    /// Opens the environment in <paramref name="directory"/> read-only and builds its last committed state. Takes no lock
+    /// and writes nothing.
     /// </summary>
+    /// <exception cref="InspectionException">There is nothing to inspect: no directory, no data file, no valid header, or a format this library does not read.</exception>
     public static EnvironmentSnapshot Open(string directory)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
@@ -123,17 +127,78 @@ internal sealed class EnvironmentSnapshot : IDisposable
         }
     }
 
+    /// <summary>
+    /// Opens <paramref name="directory"/> read-only (as <see cref="Open"/> does) and checks its last committed state. An
+    /// environment that cannot be opened at all is a report with one <c>open</c> error.
+    /// </summary>
+    /// <param name="directory">The environment's directory.</param>
+    /// <param name="collectPages">Whether to fill <see cref="CheckReport.Pages"/> (one entry per page).</param>
+    /// <param name="progress">Told now and then how far the check is.</param>
+    public static CheckReport Check(string directory, bool collectPages = false, IProgress<CheckProgress>? progress = null)
+    {
+        EnvironmentSnapshot snapshot;
+        try
+        {
+            snapshot = Open(directory);
+        }
+        catch (InspectionException e)
+        {
+            return CheckReport.NotOpened(e.Message);
+        }
+        using (snapshot)
+        {
+            return snapshot.Check(collectPages, progress);
+        }
+    }
+
+    /// <summary>
+    /// The full consistency check of the snapshot's state (see <see cref="CheckReport"/>): every page accounted for,
+    /// every tree walked, every checksum verified, the free-space bitmaps and holes compared with the pages in use. The
+    /// snapshot's own <see cref="Problems"/> come first in the report.
+    /// </summary>
+    /// <param name="collectPages">Whether to fill <see cref="CheckReport.Pages"/> (one entry per page).</param>
+    /// <param name="progress">Told now and then how far the check is.</param>
+    public CheckReport Check(bool collectPages = false, IProgress<CheckProgress>? progress = null) =>
+        EnvironmentChecker.Check(this, collectPages, progress);
+
+    /// <summary>
+    /// Whether a process has the environment in <paramref name="directory"/> open: it holds the lock file. Probes with a
+    /// shared lock, which fails only while someone holds the exclusive one; the probe is released at once.
+    /// </summary>
+    public static bool IsLocked(string directory)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(directory);
+        var lockPath = System.IO.Path.Combine(directory, StorageEnvironmentNames.LockFile);
+        if (!File.Exists(lockPath)) return false;
+        try
+        {
+            using var probe = File.OpenHandle(lockPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            return false;
+        }
+        catch (IOException)
+        {
+            return true;
+        }
+        catch (UnauthorizedAccessException)
+        {
+            return false;
+        }
+    }
+
     /// <summary>Reads both header slots of a data file without building a snapshot.</summary>
-    public static IReadOnlyList<HeaderSlot> ReadSlots(SafeFileHandle handle)
+    internal static IReadOnlyList<HeaderSlot> ReadSlots(SafeFileHandle handle) => ReadSlots(handle, out _);
+
+    private static HeaderSlot[] ReadSlots(SafeFileHandle handle, out FileHeader?[] headers)
     {
         var page = new byte[PageLayout.PageSizeBytes];
         var slots = new HeaderSlot[2];
+        headers = new FileHeader?[2];
         for (var slot = 0; slot < 2; slot++)
         {
             Array.Clear(page);
             var read = Platform.FileIo.Read(handle, "data file", page, slot * (long)PageLayout.PageSizeBytes);
-            var header = FileHeaderIo.TryParse(page.AsSpan(0, read), slot, out var problem);
-            slots[slot] = new HeaderSlot(slot, header, problem);
+            var header = headers[slot] = FileHeaderIo.TryParse(page.AsSpan(0, read), slot, out var problem);
+            slots[slot] = new HeaderSlot(slot, header is { } valid ? DataFileHeader.From(valid) : null, problem);
         }
         return slots;
     }
@@ -145,9 +210,9 @@ internal sealed class EnvironmentSnapshot : IDisposable
             Report(ProblemSeverity.Error, "file-length", $"the data file is {FileLengthBytes} bytes, not a whole number of {PageLayout.PageSizeBytes}-byte pages",
                 DataPath, FilePageCount, FileLengthBytes);
         }
-        Slots = ReadSlots(_handle);
-        var first = Slots[0].Header;
-        var second = Slots[1].Header;
+        Slots = ReadSlots(_handle, out var headers);
+        var first = headers[0];
+        var second = headers[1];
         if (first is null && second is null)
         {
             throw new InspectionException($"neither file header is valid (slot 0: {Slots[0].Problem}; slot 1: {Slots[1].Problem})");
@@ -161,8 +226,8 @@ internal sealed class EnvironmentSnapshot : IDisposable
             }
         }
         ChosenSlot = first is null ? 1 : second is null ? 0 : first.Value.Sequence >= second.Value.Sequence ? 0 : 1;
-        var header = Slots[ChosenSlot].Header!.Value;
-        Header = header;
+        var header = headers[ChosenSlot]!.Value;
+        Header = DataFileHeader.From(header);
         if (header.FormatVersion != FileHeader.CurrentFormatVersion || header.PageSizeBytes != PageLayout.PageSizeBytes)
         {
             throw new InspectionException($"the data file has format {header.FormatVersion} with {header.PageSizeBytes}-byte pages; this tool reads format {FileHeader.CurrentFormatVersion} with {PageLayout.PageSizeBytes}-byte pages");
@@ -185,7 +250,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
     }
 
     private void Report(ProblemSeverity severity, string kind, string message, string? file = null, long page = -1, long offset = -1) =>
-        _problems.Add(new InspectionProblem(severity, kind, message, file, page, null, offset));
+        _problems.Add(new CheckProblem(severity, kind, message, file, page, null, offset));
 
     /// <summary>Applies the journal after the header's last synced transaction, like recovery, but in memory.</summary>
     private void ReplayJournal(in FileHeader header)
@@ -201,26 +266,28 @@ internal sealed class EnvironmentSnapshot : IDisposable
             return;
         }
         _replayed = new ReplayedPages(_handle, DataPath);
+        JournalWalkResult walk;
         try
         {
-            JournalWalk = JournalReplay.Walk(files, JournalDirectory, header, Apply);
+            walk = JournalReplay.Walk(files, JournalDirectory, header, Apply);
+            JournalWalk = JournalWalkSummary.From(walk);
         }
         catch (StorageException e)
         {
             Report(ProblemSeverity.Error, "journal", e.Message, e.Path, -1, (e as StorageCorruptedException)?.OffsetBytes ?? -1);
             return;
         }
-        if (JournalWalk.Damage is { } damage)
+        if (walk.Damage is { } damage)
         {
             Report(ProblemSeverity.Error, "journal",
-                $"{damage.Message} A strict open fails; an open with JournalRecovery = DiscardAfterDamage keeps transactions up to {JournalWalk.LastTransactionId} and gives up {damage.LostDescription}.",
+                $"{damage.Message} A strict open fails; an open with JournalRecovery = DiscardAfterDamage keeps transactions up to {walk.LastTransactionId} and gives up {damage.LostDescription}.",
                 damage.Path, -1, damage.OffsetBytes);
         }
-        if (JournalWalk.TornTailDropped)
+        if (walk.TornTailDropped)
         {
             Report(ProblemSeverity.Warning, "torn-tail",
-                $"{JournalWalk.TornTailReason} follows transaction {JournalWalk.LastTransactionId} and is dropped (a write that never completed, or damage to the last entry)",
-                JournalWalk.TornTailPath, -1, JournalWalk.TornTailOffsetBytes);
+                $"{walk.TornTailReason} follows transaction {walk.LastTransactionId} and is dropped (a write that never completed, or damage to the last entry)",
+                walk.TornTailPath, -1, walk.TornTailOffsetBytes);
         }
         var mismatches = new List<StorageCorruptedException>();
         _replayed.Verify(mismatches);
@@ -254,69 +321,7 @@ internal sealed class EnvironmentSnapshot : IDisposable
         return true;
     }
 
-    /// <summary>The data file, open for reading.</summary>
-    public SafeFileHandle DataHandle => _handle;
-
-    /// <summary>Whether the page's current version came from the journal (not yet in the data file).</summary>
-    public bool IsFromJournal(long pageNumber) => _replayed?.Contains(pageNumber) == true;
-
-    /// <summary>
-    /// Reads page <paramref name="pageNumber"/> as of the snapshot into <paramref name="destination"/> (one page).
-    /// False, with the reason, when the page is not in the file.
-    /// </summary>
-    public unsafe bool TryReadPage(long pageNumber, Span<byte> destination, out string? problem)
-    {
-        if (destination.Length < PageLayout.PageSizeBytes) throw new ArgumentException("The buffer must hold a page.", nameof(destination));
-        if (pageNumber < 0)
-        {
-            problem = $"page number {pageNumber} is negative";
-            return false;
-        }
-        var image = _replayed is null ? null : _replayed.TryGetPage(pageNumber);
-        if (image is not null)
-        {
-            new ReadOnlySpan<byte>(image, PageLayout.PageSizeBytes).CopyTo(destination);
-            problem = null;
-            return true;
-        }
-        if (pageNumber >= FilePageCount)
-        {
-            if (pageNumber < NextPageNumber && Header.NextPageNumber <= FilePageCount)
-            {
-                // The file grows when the flusher writes; a page a live writer allocated since is only in the journal.
-                destination[..PageLayout.PageSizeBytes].Clear();
-                problem = null;
-                return true;
-            }
-            problem = $"page {pageNumber} is past the end of the data file ({FilePageCount} pages)";
-            return false;
-        }
-        try
-        {
-            var read = Platform.FileIo.Read(_handle, DataPath, destination[..PageLayout.PageSizeBytes], pageNumber * PageLayout.PageSizeBytes);
-            if (read < PageLayout.PageSizeBytes)
-            {
-                problem = $"page {pageNumber} could be read only in part ({read} bytes): the file shrank";
-                return false;
-            }
-        }
-        catch (StorageException e)
-        {
-            problem = $"page {pageNumber} could not be read: {e.Message}";
-            return false;
-        }
-        problem = null;
-        return true;
-    }
-
-    /// <summary>Reads a page into a new array; throws <see cref="InspectionException"/> when it is not in the file.</summary>
-    public byte[] ReadPage(long pageNumber)
-    {
-        var page = new byte[PageLayout.PageSizeBytes];
-        if (!TryReadPage(pageNumber, page, out var problem)) throw new InspectionException(problem!);
-        return page;
-    }
-
+    /// <summary>Closes the data file and frees the pages rebuilt from the journal.</summary>
     public void Dispose()
     {
         _replayed?.Dispose();

@@ -6,33 +6,28 @@ using Storage.Trees;
 
 namespace Storage.Inspection;
 
-/// <summary>A named tree of a snapshot and its persisted header.</summary>
-internal sealed record NamedTree(string Name, TreeHeader Header);
-
 /// <summary>
 /// Reads trees of an <see cref="EnvironmentSnapshot"/> in key order (dump, compacting copy). Damage throws
 /// <see cref="InspectionException"/> naming the page; run <see cref="EnvironmentChecker"/> for the full story.
 /// </summary>
 internal static unsafe class SnapshotTrees
 {
-    /// <summary>Called once per entry in key order; the spans are valid during the call only.</summary>
-    public delegate void EntryVisitor(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value);
-
     /// <summary>The named trees, in the order of their UTF-8 names.</summary>
-    public static List<NamedTree> ListTrees(EnvironmentSnapshot snapshot)
+    public static List<SnapshotTree> ListTrees(EnvironmentSnapshot snapshot)
     {
         ArgumentNullException.ThrowIfNull(snapshot);
-        var trees = new List<NamedTree>();
+        var trees = new List<SnapshotTree>();
         ForEachEntry(snapshot, snapshot.RootTree, (key, value) =>
         {
             if (value.Length != TreeHeader.SizeBytes) throw new InspectionException($"the root tree entry {Hex.Preview(key)} is not a tree header ({value.Length} bytes)");
-            trees.Add(new NamedTree(Encoding.UTF8.GetString(key), MemoryMarshal.Read<TreeHeader>(value)));
+            var header = MemoryMarshal.Read<TreeHeader>(value);
+            trees.Add(new SnapshotTree(Encoding.UTF8.GetString(key), header.Entries) { Header = header });
         });
         return trees;
     }
 
     /// <summary>Visits every entry of the tree in key order, resolving overflow values.</summary>
-    public static void ForEachEntry(EnvironmentSnapshot snapshot, in TreeHeader tree, EntryVisitor visitor)
+    public static void ForEachEntry(EnvironmentSnapshot snapshot, in TreeHeader tree, SnapshotEntryVisitor visitor)
     {
         ArgumentNullException.ThrowIfNull(snapshot);
         ArgumentNullException.ThrowIfNull(visitor);
@@ -40,7 +35,7 @@ internal static unsafe class SnapshotTrees
         Visit(snapshot, tree.RootPage, 0, buffers, [], visitor);
     }
 
-    private static void Visit(EnvironmentSnapshot snapshot, long pageNumber, int level, byte[][] buffers, HashSet<long> visited, EntryVisitor visitor)
+    private static void Visit(EnvironmentSnapshot snapshot, long pageNumber, int level, byte[][] buffers, HashSet<long> visited, SnapshotEntryVisitor visitor)
     {
         if (level >= TreeNodeLayout.MaxTreeDepth) throw new InspectionException($"page {pageNumber}: the tree is deeper than {TreeNodeLayout.MaxTreeDepth} levels (a cycle)");
         if (pageNumber < TreeNodeLayout.FirstTreePageNumber || pageNumber >= snapshot.NextPageNumber)

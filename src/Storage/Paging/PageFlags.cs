@@ -1,4 +1,3 @@
-
 namespace Storage.Paging;
 
 /// <summary>What a page holds. Exactly one of the type flags is set on a valid page.</summary>

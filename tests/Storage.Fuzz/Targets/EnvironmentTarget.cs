@@ -1,5 +1,5 @@
-using Storage.Inspect;
 using Storage.Inspect.Commands;
+using Storage.Inspect;
 using Storage.Inspection;
 using Storage.Paging;
 
@@ -8,7 +8,7 @@ namespace Storage.Fuzz.Targets;
 /// <summary>
 /// <c>environment</c>: the input is unframed (<see cref="EnvironmentFraming"/>) into <c>data.storage</c> and journal
 /// files in a fresh directory. First the read-only readers, which must not change it: the library's checker, then
-/// the inspection tool's commands (info, journals, trees, dump) and its page decoder over every page. Then
+/// the inspection tool's commands (info, journals, trees, dump) and the page decoder over every page. Then
 /// <see cref="StorageEnvironment.Open"/> (recovery replays the journal into the data file), a full read of every tree
 /// forwards and backwards with lookups of the keys seen, one small write, and dispose. Flag bits of the framing skip
 /// either half, so that a problem of one does not hide what the other does with the same files.
@@ -39,7 +39,7 @@ internal static class EnvironmentTarget
 
         if (!framing.SkipReaders)
         {
-            FuzzContract.Step(() => EnvironmentChecker.Check(directory.Path, collectPages: true));
+            FuzzContract.Step(() => EnvironmentSnapshot.Check(directory.Path, collectPages: true));
             FuzzContract.Step(() => RunCommand(InfoCommand.Run, "--json", directory.Path));
             FuzzContract.Step(() => RunCommand(JournalsCommand.Run, directory.Path));
             FuzzContract.Step(() => RunCommand(TreesCommand.Run, directory.Path));
@@ -66,7 +66,7 @@ internal static class EnvironmentTarget
         for (var number = 0L; number < pages; number++)
         {
             if (!snapshot.TryReadPage(number, page, out _)) continue;
-            PageCommand.Decode(snapshot, page, number);
+            PageCommand.Decode(snapshot.DescribePage(number));
         }
     }
 

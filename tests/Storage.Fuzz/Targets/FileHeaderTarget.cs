@@ -7,7 +7,7 @@ namespace Storage.Fuzz.Targets;
 /// <summary>
 /// <c>file-header</c>: the input is page 0 (and, when longer, page 1) of a data file. Parsed as given for both
 /// slots, then with its checksums repaired (so that mutations of the fields get past the two CRCs), and read by
-/// the inspection tool's slot reader from a file.
+/// the offline reader's slot reader from a file.
 /// </summary>
 internal static class FileHeaderTarget
 {

@@ -78,7 +78,7 @@ public sealed class DamageCampaign(DamageBases bases, ITestOutputHelper output) 
 
     private static Outcome Evaluate(DamageBase baseEnv, string copy, DamageAt damage)
     {
-        var check = EnvironmentChecker.Check(copy);
+        var check = EnvironmentSnapshot.Check(copy);
         var checkFound = check.Problems.Count > 0;
         StorageEnvironment env;
         try

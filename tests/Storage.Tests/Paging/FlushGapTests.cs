@@ -47,7 +47,7 @@ public sealed class Gaps_between_flushed_pages
             env.Checkpoint();
             counting = false;
         }
-        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small))
         {
             using var read = env.BeginRead();

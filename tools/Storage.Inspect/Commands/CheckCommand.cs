@@ -10,7 +10,7 @@ internal static class CheckCommand
     {
         var directory = args.Expect(1, "<dir>")[0];
         var progress = ProgressFor(output, error);
-        var report = EnvironmentChecker.Check(directory, collectPages: true, progress);
+        var report = EnvironmentSnapshot.Check(directory, collectPages: true, progress);
         if (progress is not null) error.Write("\r" + new string(' ', 40) + "\r");
         var open = report.Problems.FirstOrDefault(p => p.Kind == "open");
         if (open is not null && !args.Json) throw new InspectionException(open.Message);
@@ -53,16 +53,20 @@ internal static class CheckCommand
     }
 
     /// <summary>A progress line on stderr, only when writing to a terminal and only once the run has taken a while.</summary>
-    private static Action<long, long>? ProgressFor(TextWriter output, TextWriter error)
+    private static ProgressBar? ProgressFor(TextWriter output, TextWriter error) =>
+        !ReferenceEquals(output, Console.Out) || Console.IsOutputRedirected || Console.IsErrorRedirected ? null : new ProgressBar(error);
+
+    /// <summary>Draws the bar on the checking thread as it reports (<see cref="Progress{T}"/> would post to the thread pool, after the line is cleared).</summary>
+    private sealed class ProgressBar(TextWriter error) : IProgress<CheckProgress>
     {
-        if (!ReferenceEquals(output, Console.Out) || Console.IsOutputRedirected || Console.IsErrorRedirected) return null;
-        var clock = Stopwatch.StartNew();
-        return (done, total) =>
+        private readonly Stopwatch _clock = Stopwatch.StartNew();
+
+        public void Report(CheckProgress value)
         {
-            if (clock.ElapsedMilliseconds < 500 || total <= 0) return;
-            var fraction = Math.Clamp(done / (double)total, 0, 1);
+            if (_clock.ElapsedMilliseconds < 500 || value.PagesTotal <= 0) return;
+            var fraction = Math.Clamp(value.PagesExamined / (double)value.PagesTotal, 0, 1);
             var filled = (int)(fraction * 30);
             error.Write($"\r[{new string('#', filled)}{new string('.', 30 - filled)}] {fraction:P0}");
-        };
+        }
     }
 }

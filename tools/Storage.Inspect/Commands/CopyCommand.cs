@@ -1,5 +1,4 @@
 using Storage.Inspection;
-using Storage.Paging;
 
 namespace Storage.Inspect.Commands;
 
@@ -35,7 +34,7 @@ internal static class CopyCommand
             {
                 return Copy(positional[0], target, args.Json, output);
             }
-            catch (SnapshotChangedException e) when (InfoCommand.IsLocked(positional[0]))
+            catch (SnapshotChangedException e) when (EnvironmentSnapshot.IsLocked(positional[0]))
             {
                 // The target holds only what this command wrote: it goes, and the copy starts again.
                 if (Directory.Exists(target)) Directory.Delete(target, recursive: true);
@@ -53,7 +52,7 @@ internal static class CopyCommand
     {
         using var snapshot = EnvironmentSnapshot.Open(source);
         if (Path.GetFullPath(snapshot.DirectoryPath) == target) throw new InspectionException("the target is the source");
-        var trees = SnapshotTrees.ListTrees(snapshot);
+        var trees = snapshot.ListTrees();
         long entries = 0;
         using (var env = StorageEnvironment.Open(target))
         {
@@ -64,7 +63,7 @@ internal static class CopyCommand
                 {
                     var tree = tx.CreateTree(named.Name);
                     var inTransaction = 0;
-                    SnapshotTrees.ForEachEntry(snapshot, named.Header, (key, value) =>
+                    snapshot.ForEachEntry(named, (key, value) =>
                     {
                         tree.Put(key, value);
                         entries++;
@@ -92,7 +91,7 @@ internal static class CopyCommand
         }
         else
         {
-            output.WriteLine($"copied {trees.Count} trees, {Output.N(entries)} entries as of transaction {Output.N(snapshot.TransactionId)}: {Output.N(before)} pages ({Output.Bytes(before * PageLayout.PageSizeBytes)}) -> {Output.N(after)} pages ({Output.Bytes(after * PageLayout.PageSizeBytes)})");
+            output.WriteLine($"copied {trees.Count} trees, {Output.N(entries)} entries as of transaction {Output.N(snapshot.TransactionId)}: {Output.N(before)} pages ({Output.Bytes(before * snapshot.Header.PageSizeBytes)}) -> {Output.N(after)} pages ({Output.Bytes(after * copied.Header.PageSizeBytes)})");
         }
         return Cli.Ok;
     }

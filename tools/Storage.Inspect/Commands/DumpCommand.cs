@@ -17,7 +17,7 @@ internal static class DumpCommand
         var only = args.Option("--tree");
         var path = args.Option("--output");
         using var snapshot = EnvironmentSnapshot.Open(directory);
-        var trees = SnapshotTrees.ListTrees(snapshot);
+        var trees = snapshot.ListTrees();
         if (only is not null)
         {
             trees = trees.Where(t => t.Name == only).ToList();
@@ -33,9 +33,9 @@ internal static class DumpCommand
             writer.WriteLine("format=bytevalue");
             writer.WriteLine("type=btree");
             writer.WriteLine($"database={tree.Name}");
-            writer.WriteLine($"entries={tree.Header.Entries.ToString(CultureInfo.InvariantCulture)}");
+            writer.WriteLine($"entries={tree.Entries.ToString(CultureInfo.InvariantCulture)}");
             writer.WriteLine("HEADER=END");
-            SnapshotTrees.ForEachEntry(snapshot, tree.Header, (key, value) =>
+            snapshot.ForEachEntry(tree, (key, value) =>
             {
                 writer.Write(' ');
                 writer.WriteLine(Convert.ToHexString(key).ToLowerInvariant());

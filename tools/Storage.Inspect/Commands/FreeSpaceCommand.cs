@@ -1,7 +1,5 @@
 using System.Globalization;
 using System.Text;
-using Storage.Allocation;
-using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
 
@@ -15,13 +13,13 @@ internal static class FreeSpaceCommand
         {
             Output.Json(output, new
             {
-                pagesPerSection = FreeSpaceLayout.PagesPerSection,
+                pagesPerSection = CheckedSection.PagesPerSection,
                 freePages = report.FreePages,
                 sections = report.Sections.Select(s => new { section = s.Section, firstPage = s.FirstPage, pages = s.Pages, freePages = s.FreePages, largestFreeRun = s.LargestFreeRun }),
             });
             return StatCommand.ReportProblems(report, error);
         }
-        output.WriteLine($"{Output.N(report.FreePages)} free of {Output.N(report.PagesInUseOrFree)} pages, in sections of {FreeSpaceLayout.PagesPerSection} pages");
+        output.WriteLine($"{Output.N(report.FreePages)} free of {Output.N(report.PagesInUseOrFree)} pages, in sections of {CheckedSection.PagesPerSection} pages");
         Output.Table(output, ["section", "pages", "free", "largest run", "free share"],
             report.Sections.Select(s => new[] { s.Section.ToString(CultureInfo.InvariantCulture), $"{s.FirstPage}-{s.FirstPage + s.Pages - 1}", Output.N(s.FreePages), Output.N(s.LargestFreeRun), Bar(s.FreePages, s.Pages) }));
         return StatCommand.ReportProblems(report, error);
@@ -71,7 +69,7 @@ internal static class MapCommand
         return StatCommand.ReportProblems(report, error);
     }
 
-    private static PageKind Dominant(PageInfo[] pages, long from, long to)
+    private static PageKind Dominant(CheckedPage[] pages, long from, long to)
     {
         Span<int> counts = stackalloc int[16];
         for (var p = from; p < to; p++) counts[(int)pages[p].Kind]++;

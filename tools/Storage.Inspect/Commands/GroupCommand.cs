@@ -1,6 +1,4 @@
-using Storage.Groups;
 using Storage.Inspection;
-using Storage.Journal;
 
 namespace Storage.Inspect.Commands;
 
@@ -28,14 +26,13 @@ internal static class GroupCommand
             foreach (var directory in directories)
             {
                 // A branch replacement a crash interrupted: the next open of the branch completes it (this tool changes nothing).
-                var intentPath = BranchReplacement.IntentPath(directory);
-                if (File.Exists(intentPath))
+                if (EnvironmentSnapshot.FindInterruptedReplacement(directory) is { } interrupted)
                 {
-                    problems.Add(BranchReplacement.TryReadIntent(intentPath, out var readError) is { } intent
-                        ? $"{directory}: its replacement by {intent.ReplacementPath} was interrupted ({intentPath}); opening the branch completes it"
-                        : readError is not null
-                            ? $"{directory}: the replacement intent {intentPath} cannot be read ({readError.Message}): a replacement may be under way"
-                            : $"{directory}: the replacement intent {intentPath} is damaged; the branch will not open until it is repaired");
+                    problems.Add(interrupted.ReplacementPath is { } replacement
+                        ? $"{directory}: its replacement by {replacement} was interrupted ({interrupted.IntentPath}); opening the branch completes it"
+                        : interrupted.ReadError is { } readError
+                            ? $"{directory}: the replacement intent {interrupted.IntentPath} cannot be read ({readError}): a replacement may be under way"
+                            : $"{directory}: the replacement intent {interrupted.IntentPath} is damaged; the branch will not open until it is repaired");
                 }
                 var snapshot = EnvironmentSnapshot.Open(directory);
                 snapshots.Add(snapshot);
@@ -43,40 +40,40 @@ internal static class GroupCommand
             var rootId = snapshots[0].Header.EnvironmentId;
             var ids = snapshots.Select(s => s.Header.EnvironmentId).ToArray();
             // The root's shared files, by its number: every member's links to them, found by comparing files.
-            var rootFiles = JournalEntryReader.ListFiles(snapshots[0].JournalDirectory)
-                .Where(f => JournalFiles.ReadHeader(f.Path, out _, out _) is { IsShared: true })
+            var rootFiles = snapshots[0].ListJournalFiles()
+                .Select(f => EnvironmentSnapshot.SummarizeJournalFile(f.Path, f.Number, rootId))
+                .Where(f => f is { HeaderProblem: null, IsShared: true })
                 .ToList();
-            var shared = rootFiles.Select(f => new SharedFile(Path.GetFileName(f.Path), Storage.Platform.Posix.LinkCount(f.Path) is { } n ? n : -1,
-                new string[snapshots.Count], new int[snapshots.Count])).ToList();
+            var shared = rootFiles.Select(f => new SharedFile(Path.GetFileName(f.Path), f.LinkCount, new string[snapshots.Count], new int[snapshots.Count])).ToList();
             for (var m = 0; m < snapshots.Count; m++)
             {
                 var snapshot = snapshots[m];
                 var own = 0;
                 var linked = 0;
-                foreach (var (number, path) in JournalEntryReader.ListFiles(snapshot.JournalDirectory))
+                foreach (var (number, path) in snapshot.ListJournalFiles())
                 {
-                    var header = JournalFiles.ReadHeader(path, out _, out _);
-                    if (header is not { IsShared: true } h)
+                    var file = EnvironmentSnapshot.SummarizeJournalFile(path, number, ids[m]);
+                    if (file is not { HeaderProblem: null, IsShared: true })
                     {
                         own++;
                         continue;
                     }
                     linked++;
-                    if (h.EnvironmentId != rootId)
+                    if (file.HeaderEnvironmentId != rootId)
                     {
-                        problems.Add($"{snapshot.JournalDirectory}: {Path.GetFileName(path)} is a shared file written by {h.EnvironmentId:x16}, not by this group's root ({rootId:x16})");
+                        problems.Add($"{snapshot.JournalDirectory}: {Path.GetFileName(path)} is a shared file written by {file.HeaderEnvironmentId:x16}, not by this group's root ({rootId:x16})");
                         continue;
                     }
-                    var index = rootFiles.FindIndex(f => SameFile(f.Path, path));
+                    var index = rootFiles.FindIndex(f => EnvironmentSnapshot.AreSameFile(f.Path, path));
                     if (index < 0) continue; // the root has already removed its own name of it
                     shared[index].MemberNumbers[m] = Path.GetFileNameWithoutExtension(path).TrimStart('0');
-                    shared[index].MemberEntries[m] = JournalsCommand.Summarize(number, path, ids[m]).Entries;
+                    shared[index].MemberEntries[m] = file.Entries;
                 }
-                var report = EnvironmentChecker.Check(snapshot);
+                var report = snapshot.Check();
                 var walk = snapshot.JournalWalk;
-                var recovery = walk?.Damage is { } damage ? $"DAMAGED: {damage.Message}" : $"replays through transaction {snapshot.TransactionId}";
+                var recovery = walk is { IsDamaged: true } ? $"DAMAGED: {walk.DamageMessage}" : $"replays through transaction {snapshot.TransactionId}";
                 if (!report.IsConsistent) problems.Add($"{snapshot.DirectoryPath}: not consistent alone ({report.ErrorCount} errors; run check on it)");
-                if (walk?.Damage is not null) problems.Add($"{snapshot.DirectoryPath}: {recovery}");
+                if (walk is { IsDamaged: true }) problems.Add($"{snapshot.DirectoryPath}: {recovery}");
                 members.Add(new Member(snapshot.DirectoryPath, ids[m], snapshot.Header.LastSyncedTransactionId, snapshot.TransactionId, own, linked, report.IsConsistent, recovery));
             }
             if (ids.Distinct().Count() != ids.Length) problems.Add("two members have the same environment id: one is a copy of the other, not a member of its own");
@@ -104,7 +101,4 @@ internal static class GroupCommand
             foreach (var snapshot in snapshots) snapshot.Dispose();
         }
     }
-
-    private static bool SameFile(string a, string b) =>
-        Storage.Platform.Pal.IsAvailable ? Storage.Platform.Pal.SameFile(a, b) : File.ReadAllBytes(a).AsSpan().SequenceEqual(File.ReadAllBytes(b));
 }

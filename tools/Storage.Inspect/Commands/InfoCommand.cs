@@ -1,7 +1,4 @@
 using Storage.Inspection;
-using Storage.Journal;
-using Storage.Paging;
-using Storage.State;
 
 namespace Storage.Inspect.Commands;
 
@@ -12,9 +9,9 @@ internal static class InfoCommand
     {
         var directory = Path.GetFullPath(args.Expect(1, "<dir>")[0]);
         using var snapshot = EnvironmentSnapshot.Open(directory);
-        var journals = JournalEntryReader.ListFiles(snapshot.JournalDirectory)
+        var journals = snapshot.ListJournalFiles()
             .Select(j => (j.Number, j.Path, Size: SafeLength(j.Path))).ToList();
-        var locked = IsLocked(directory);
+        var locked = EnvironmentSnapshot.IsLocked(directory);
         var slots = snapshot.Slots.Select(s => new
         {
             slot = s.Slot,
@@ -27,7 +24,7 @@ internal static class InfoCommand
             nextPage = s.Header?.NextPageNumber,
             journalFile = s.Header?.JournalFileNumber,
             journalOffset = s.Header?.JournalOffsetBytes,
-            rootPage = s.Header?.RootTree.RootPage,
+            rootPage = s.Header?.RootPage,
         }).ToList();
         if (args.Json)
         {
@@ -64,7 +61,7 @@ internal static class InfoCommand
                 continue;
             }
             output.WriteLine($"header slot {s.Slot}   sequence {h.Sequence}, synced through tx {h.LastSyncedTransactionId}, next page {h.NextPageNumber}, " +
-                $"journal {h.JournalFileNumber}@{h.JournalOffsetBytes}, root page {h.RootTree.RootPage}, checksum ok{chosen}");
+                $"journal {h.JournalFileNumber}@{h.JournalOffsetBytes}, root page {h.RootPage}, checksum ok{chosen}");
         }
         output.WriteLine($"journal files   {journals.Count} ({Output.N(journals.Sum(j => j.Size))} bytes)");
         foreach (var (_, path, size) in journals) output.WriteLine($"  {Path.GetFileName(path)}  {Output.N(size)} bytes");
@@ -82,29 +79,6 @@ internal static class InfoCommand
         catch (IOException)
         {
             return -1;
-        }
-    }
-
-    /// <summary>
-    /// Whether a process holds the lock file. Probes with a shared lock (FileShare.ReadWrite), which fails only
-    /// while someone holds the exclusive one; the probe is released at once.
-    /// </summary>
-    internal static bool IsLocked(string directory)
-    {
-        var lockPath = Path.Combine(directory, StorageEnvironmentNames.LockFile);
-        if (!File.Exists(lockPath)) return false;
-        try
-        {
-            using var probe = File.OpenHandle(lockPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
-            return false;
-        }
-        catch (IOException)
-        {
-            return true;
-        }
-        catch (UnauthorizedAccessException)
-        {
-            return false;
         }
     }
 }

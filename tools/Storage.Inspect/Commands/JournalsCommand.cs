@@ -1,8 +1,4 @@
-using System.Runtime.InteropServices;
 using Storage.Inspection;
-using Storage.Journal;
-using Storage.Paging;
-using Storage.Platform;
 
 namespace Storage.Inspect.Commands;
 
@@ -20,15 +16,14 @@ internal static class JournalsCommand
     {
         using var snapshot = EnvironmentSnapshot.Open(args.Expect(1, "<dir>")[0]);
         var synced = snapshot.Header.LastSyncedTransactionId;
-        var summaries = JournalEntryReader.ListFiles(snapshot.JournalDirectory).Select(j => Summarize(j.Number, j.Path, snapshot.Header.EnvironmentId)).ToList();
+        var summaries = snapshot.ListJournalFiles().Select(j => Summarize(j.Number, j.Path, snapshot.Header.EnvironmentId)).ToList();
         var walk = snapshot.JournalWalk;
-        var damage = walk?.Damage;
-        var recovery = damage is null
+        var recovery = walk is not { IsDamaged: true }
             ? walk?.TornTailDropped == true
                 ? $"recovery replays through transaction {walk.LastTransactionId} and drops {walk.TornTailReason} ({System.IO.Path.GetFileName(walk.TornTailPath)} at offset {walk.TornTailOffsetBytes}): never acknowledged, or damage to the last entry"
                 : $"recovery replays through transaction {snapshot.TransactionId}; nothing is lost"
-            : $"DAMAGED: {damage.Message} A strict open fails; JournalRecovery = DiscardAfterDamage would keep transactions up to {walk!.LastTransactionId} and lose {damage.LostDescription}";
-        var damaged = damage is not null || summaries.Any(s => s.State.StartsWith("damaged", StringComparison.Ordinal) || s.Header.StartsWith("invalid", StringComparison.Ordinal));
+            : $"DAMAGED: {walk.DamageMessage} A strict open fails; JournalRecovery = DiscardAfterDamage would keep transactions up to {walk.LastTransactionId} and lose {walk.LostDescription}";
+        var damaged = walk is { IsDamaged: true } || summaries.Any(s => s.State.StartsWith("damaged", StringComparison.Ordinal) || s.Header.StartsWith("invalid", StringComparison.Ordinal));
         if (args.Json)
         {
             Output.Json(output, new
@@ -36,9 +31,9 @@ internal static class JournalsCommand
                 lastSyncedTransaction = synced,
                 lastTransaction = snapshot.TransactionId,
                 recovery,
-                lostTransactions = damage?.Lost.Count ?? 0,
-                firstLostTransaction = damage is { Lost.Count: > 0 } ? damage.Lost.FirstTransactionId : (long?)null,
-                lastLostTransaction = damage is { Lost.Count: > 0 } ? damage.Lost.LastTransactionId : (long?)null,
+                lostTransactions = walk?.LostEntries ?? 0,
+                firstLostTransaction = walk is { LostEntries: > 0 } ? walk.FirstLostTransactionId : (long?)null,
+                lastLostTransaction = walk is { LostEntries: > 0 } ? walk.LastLostTransactionId : (long?)null,
                 files = summaries,
             });
             return damaged ? Cli.Problems : Cli.Ok;
@@ -55,93 +50,27 @@ internal static class JournalsCommand
         return damaged ? Cli.Problems : Cli.Ok;
     }
 
-    /// <summary>One file on its own: its header, the run of valid entries from the first block after the header, and what ends it.</summary>
+    /// <summary>One file on its own, as the command prints it: its header and what ends its entries in words.</summary>
     internal static JournalSummary Summarize(long number, string path, ulong environmentId)
     {
-        using var reader = new JournalEntryReader(path, number);
-        var fileHeader = reader.ReadFileHeader(out var headerProblem);
-        var headerText = fileHeader switch
+        var file = EnvironmentSnapshot.SummarizeJournalFile(path, number, environmentId);
+        var header = file.HeaderProblem is { } problem ? $"invalid ({problem})"
+            : file.IsShared && file.HeaderEnvironmentId != environmentId ? $"shared, written by {file.HeaderEnvironmentId:x16} as its file {file.HeaderFileNumber}"
+            : file.HeaderEnvironmentId != environmentId ? $"another environment ({file.HeaderEnvironmentId:x16})"
+            : file.HeaderFileNumber != number ? $"invalid (says it is file {file.HeaderFileNumber})"
+            : file.HeaderSizeBytes != file.LengthBytes ? $"invalid (says {file.HeaderSizeBytes:N0} bytes)"
+            : $"ok, from tx {file.HeaderFirstTransactionId}{(file.IsRecycled ? ", recycled" : "")}{(file.IsShared ? ", shared" : "")}";
+        var state = file.End switch
         {
-            null => $"invalid ({headerProblem})",
-            { IsShared: true, EnvironmentId: var id, FileNumber: var n } when id != environmentId => $"shared, written by {id:x16} as its file {n}",
-            { EnvironmentId: var id } when id != environmentId => $"another environment ({id:x16})",
-            { FileNumber: var n } when n != number => $"invalid (says it is file {n})",
-            { SizeBytesOfFile: var size } when size != reader.LengthBytes => $"invalid (says {size:N0} bytes)",
-            { } h => $"ok, from tx {h.FirstTransactionId}{((h.Flags & JournalFileHeader.RecycledFlag) != 0 ? ", recycled" : "")}{(h.IsShared ? ", shared" : "")}",
+            JournalFileEnd.ContinuesInNextFile => $"continues in file {file.NextFileNumber} with tx {file.NextTransactionId}",
+            JournalFileEnd.StaleEntriesFollow => "ok (stale entries of earlier use follow)",
+            JournalFileEnd.StaleBytesFollow => "ok (stale bytes of earlier use follow)",
+            JournalFileEnd.Damaged => $"damaged at offset {file.UsedBytes}, {file.LaterEntries} valid entries follow (tx {file.LaterFirstTransactionId}-{file.LaterLastTransactionId})",
+            JournalFileEnd.TornTail => $"torn tail at offset {file.UsedBytes}",
+            _ => "ok",
         };
-        int entries = 0, compressed = 0, others = 0;
-        long first = -1, last = -1, stored = 0, uncompressed = 0, offset = JournalFileHeader.BlockBytes;
-        string state = "ok";
-        long? damagedAt = null;
-        while (offset + JournalEntryHeader.SizeBytes <= reader.LengthBytes)
-        {
-            bool valid;
-            JournalEntryHeader header;
-            long size;
-            try
-            {
-                valid = reader.TryRead(offset, environmentId, out header, out _, out size);
-            }
-            catch (StorageCorruptedException)
-            {
-                valid = false;
-                header = default;
-                size = 0;
-            }
-            if (valid && (last < 0 || header.TransactionId == last + 1))
-            {
-                entries++;
-                if (first < 0) first = header.TransactionId;
-                last = header.TransactionId;
-                stored += header.PayloadSizeBytes;
-                uncompressed += header.UncompressedSizeBytes;
-                if (header.IsCompressed) compressed++;
-                offset += size;
-                continue;
-            }
-            if (fileHeader is { IsShared: true })
-            {
-                if (reader.TryReadForeign(offset, environmentId, out _, out var foreignSize))
-                {
-                    others++; // an entry of another member of the group
-                    offset += foreignSize;
-                    continue;
-                }
-                if (JournalGroupEndMarker.TryFind(reader.ReadBlock(offset), environmentId, number) is { } record)
-                {
-                    state = $"continues in file {record.NextFileNumber} with tx {record.NextTransactionId}";
-                    break;
-                }
-            }
-            var block = reader.ReadBlockStart(offset);
-            if (JournalEndMarker.TryParse(block, environmentId, number) is { } marker)
-            {
-                state = $"continues in file {marker.NextFileNumber} with tx {marker.NextTransactionId}";
-                break;
-            }
-            if (!block.ContainsAnyExcept((byte)0)) break; // pre-written zeros: the end of what was used
-            var raw = MemoryMarshal.Read<JournalEntryHeader>(block);
-            if (valid || (raw.Marker == JournalEntryHeader.ExpectedMarker && raw.EnvironmentId == environmentId && raw.TransactionId <= last))
-            {
-                state = "ok (stale entries of earlier use follow)";
-                break;
-            }
-            var later = new LaterEntries();
-            reader.ScanLaterEntries(offset + AlignedBuffer.Alignment, environmentId, last < 0 ? 0 : last, ref later);
-            if (later.Count == 0 && fileHeader is { } recycled && (recycled.Flags & JournalFileHeader.RecycledFlag) != 0)
-            {
-                state = "ok (stale bytes of earlier use follow)";
-                break;
-            }
-            damagedAt = offset;
-            state = later.Count > 0
-                ? $"damaged at offset {offset}, {later.Count} valid entries follow (tx {later.FirstTransactionId}-{later.LastTransactionId})"
-                : $"torn tail at offset {offset}";
-            break;
-        }
-        return new JournalSummary(number, path, reader.LengthBytes, LinkCount(path), headerText, entries, first, last, stored, uncompressed, compressed, others, offset, state, damagedAt);
+        var damagedAt = file.End is JournalFileEnd.Damaged or JournalFileEnd.TornTail ? file.UsedBytes : (long?)null;
+        return new JournalSummary(number, path, file.LengthBytes, file.LinkCount, header, file.Entries, file.FirstTransactionId, file.LastTransactionId,
+            file.StoredBytes, file.UncompressedBytes, file.CompressedEntries, file.OtherEnvironmentEntries, file.UsedBytes, state, damagedAt);
     }
-
-    /// <summary>The file's hard-link count; -1 where it cannot be told.</summary>
-    internal static int LinkCount(string path) => Storage.Platform.Posix.LinkCount(path) is { } count ? (int)count : -1;
 }

@@ -25,7 +25,7 @@ internal static class MemoryCommand
         {
             var directory = args.Expect(1, "<dir> (or --pid N)")[0];
             using var snapshot = EnvironmentSnapshot.Open(directory);
-            EnvironmentChecker.Check(snapshot);
+            snapshot.Check();
             pid = "self";
         }
         var path = $"/proc/{pid}/smaps_rollup";

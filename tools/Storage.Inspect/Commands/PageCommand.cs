@@ -1,18 +1,10 @@
 using System.Globalization;
-using System.Numerics;
-using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
-using Storage.Allocation;
 using Storage.Inspection;
-using Storage.Paging;
-using Storage.Platform;
-using Storage.State;
-using Storage.Trees;
 
 namespace Storage.Inspect.Commands;
 
 /// <summary><c>page &lt;dir&gt; &lt;N&gt;</c>: one page decoded: header, nodes, keys in hex and printable form.</summary>
-internal static unsafe class PageCommand
+internal static class PageCommand
 {
     public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
     {
@@ -26,8 +18,7 @@ internal static unsafe class PageCommand
         {
             error.WriteLine($"note: page {pageNumber} is past the next page number {snapshot.NextPageNumber} (never allocated)");
         }
-        var page = snapshot.ReadPage(pageNumber);
-        var decoded = Decode(snapshot, page, pageNumber);
+        var decoded = Decode(snapshot.DescribePage(pageNumber));
         if (args.Json)
         {
             Output.Json(output, decoded);
@@ -57,98 +48,53 @@ internal static unsafe class PageCommand
         public List<string> Problems { get; } = [];
     }
 
-    internal static DecodedPage Decode(EnvironmentSnapshot snapshot, byte[] bytes, long pageNumber)
+    /// <summary>The description as the command prints it: header fields, node rows, details and problems, all as text.</summary>
+    internal static DecodedPage Decode(PageDescription page)
     {
-        var fromJournal = snapshot.IsFromJournal(pageNumber);
-        var decoded = new DecodedPage { PageNumber = pageNumber, Source = fromJournal ? "from the journal, not yet in the data file" : "from the data file" };
-        var header = MemoryMarshal.Read<PageHeader>(bytes);
+        var decoded = new DecodedPage { PageNumber = page.PageNumber, Source = page.IsFromJournal ? "from the journal, not yet in the data file" : "from the data file" };
         void H(string name, object value) => decoded.Header.Add(new(name, Convert.ToString(value, CultureInfo.InvariantCulture) ?? ""));
-        H("page number", header.PageNumber);
-        H("flags", header.Flags);
-        H("lower", header.Lower);
-        H("upper", header.Upper);
-        var pageType = header.Flags & PageFlags.TypeMask;
-        if (pageType is PageFlags.Leaf or PageFlags.Branch) H("key prefix", $"{header.KeyPrefixBits} bits shared by every key");
-        else H("overflow size", header.OverflowSizeBytes);
-        H("tree id", header.TreeId);
-        fixed (byte* p = bytes)
+        H("page number", page.StoredPageNumber);
+        H("flags", page.Flags);
+        H("lower", page.Lower);
+        H("upper", page.Upper);
+        var isTreePage = page.Kind is PageKind.Leaf or PageKind.Branch;
+        if (isTreePage) H("key prefix", $"{page.KeyPrefixBits} bits shared by every key");
+        else H("overflow size", page.OverflowSizeBytes);
+        H("tree id", page.TreeId);
+        var checksumState = page.Kind == PageKind.Overflow ? "covers the whole run; see 'check'"
+            : page.IsFromJournal ? "not meaningful until the page is flushed"
+            : page.StoredChecksum == page.ComputedChecksum ? "ok" : $"MISMATCH (computed {page.ComputedChecksum:x8})";
+        H("checksum", $"{page.StoredChecksum:x8} ({checksumState})");
+        switch (page.Kind)
         {
-            var computed = Crc32C.ComputePage(p, PageLayout.PageSizeBytes);
-            var type = header.Flags & PageFlags.TypeMask;
-            var checksumState = type == PageFlags.Overflow ? "covers the whole run; see 'check'"
-                : fromJournal ? "not meaningful until the page is flushed"
-                : header.Checksum == computed ? "ok" : $"MISMATCH (computed {computed:x8})";
-            H("checksum", $"{header.Checksum:x8} ({checksumState})");
-            if (header.PageNumber != pageNumber) decoded.Problems.Add($"page says it is page {header.PageNumber}");
-            else if (type != PageFlags.Overflow && !fromJournal && header.Checksum != computed && type != PageFlags.None) decoded.Problems.Add("checksum mismatch");
-            switch (type)
-            {
-                case PageFlags.Leaf or PageFlags.Branch:
-                    DecodeTreePage(p, pageNumber, decoded);
-                    break;
-                case PageFlags.Overflow:
-                    decoded.Details.Add($"overflow run: {header.OverflowSizeBytes} value bytes in {PageLayout.PagesForOverflow(Math.Max(0, header.OverflowSizeBytes))} pages; first bytes {Hex.Preview(bytes.AsSpan(PageLayout.HeaderSizeBytes, 32))}");
-                    break;
-                case PageFlags.FreeSpaceBitmap:
-                    var words = MemoryMarshal.Cast<byte, ulong>(bytes.AsSpan(FreeSpaceLayout.BitmapOffsetBytes, FreeSpaceLayout.BitmapBytes));
-                    long free = 0;
-                    foreach (var w in words) free += BitOperations.PopCount(w);
-                    var first = FreeSpaceLayout.FirstPageOfBitmap(pageNumber);
-                    decoded.Details.Add($"free-space bitmap for pages {first}-{first + FreeSpaceLayout.BitsPerBitmapPage - 1}: {free} marked free");
-                    break;
-                case PageFlags.FileHeader:
-                    var slot = FileHeaderIo.TryParse(bytes, pageNumber, out var problem);
-                    if (slot is { } h)
-                    {
-                        decoded.Details.Add($"file header: sequence {h.Sequence}, format {h.FormatVersion}, synced through tx {h.LastSyncedTransactionId}, next page {h.NextPageNumber}, journal {h.JournalFileNumber}@{h.JournalOffsetBytes}, root page {h.RootTree.RootPage}");
-                    }
-                    else
-                    {
-                        decoded.Problems.Add($"file header invalid: {problem}");
-                    }
-                    break;
-                default:
-                    decoded.Details.Add(bytes.AsSpan().IndexOfAnyExcept((byte)0) < 0 ? "all zeros (never written)" : "not a page the engine writes with a header (overflow value bytes, or free/old content)");
-                    break;
-            }
+            case PageKind.Leaf or PageKind.Branch:
+                if (page.NodeCount is { } count) decoded.Details.Add($"{(page.Kind == PageKind.Leaf ? "leaf" : "branch")}: {count} nodes, {page.FreeBytes} bytes free between slots and nodes");
+                foreach (var node in page.Nodes)
+                {
+                    var value = node.ChildPage is { } child ? $"child page {child}"
+                        : node.OverflowPage is { } overflow ? $"overflow run at page {overflow}"
+                        : $"{node.Value.Length} bytes {Hex.Preview(node.Value, 16)}";
+                    decoded.Nodes.Add(new Node(node.Index, node.OffsetBytes, node.SizeBytes, node.Key.Length == 0 ? "(-inf)" : Convert.ToHexString(node.Key).ToLowerInvariant(),
+                        Hex.Printable(node.Key), value));
+                }
+                break;
+            case PageKind.Overflow:
+                decoded.Details.Add($"overflow run: {page.OverflowSizeBytes} value bytes in {page.OverflowRunPages} pages; first bytes {Hex.Preview(page.Payload.Span[..32])}");
+                break;
+            case PageKind.FreeSpaceBitmap:
+                decoded.Details.Add($"free-space bitmap for pages {page.BitmapFirstPage}-{page.BitmapFirstPage + page.BitmapPages - 1}: {page.BitmapFreePages} marked free");
+                break;
+            case PageKind.FileHeader:
+                if (page.FileHeader is { } h)
+                {
+                    decoded.Details.Add($"file header: sequence {h.Sequence}, format {h.FormatVersion}, synced through tx {h.LastSyncedTransactionId}, next page {h.NextPageNumber}, journal {h.JournalFileNumber}@{h.JournalOffsetBytes}, root page {h.RootPage}");
+                }
+                break;
+            default:
+                decoded.Details.Add(page.IsAllZeros ? "all zeros (never written)" : "not a page the engine writes with a header (overflow value bytes, or free/old content)");
+                break;
         }
+        decoded.Problems.AddRange(page.Problems);
         return decoded;
-    }
-
-    private static void DecodeTreePage(byte* p, long pageNumber, DecodedPage decoded)
-    {
-        try
-        {
-            var page = TreePage.Open(p, pageNumber);
-            decoded.Details.Add($"{(page.IsLeaf ? "leaf" : "branch")}: {page.Count} nodes, {page.ContiguousFreeBytes} bytes free between slots and nodes");
-            try
-            {
-                page.CheckKeyHeads();
-            }
-            catch (StorageCorruptedException e)
-            {
-                decoded.Problems.Add(e.Message);
-            }
-            for (var i = 0; i < page.Count; i++)
-            {
-                var offset = TreeNodeLayout.NodeOffset(p, i);
-                var key = page.GetKey(i);
-                string value;
-                if (page.IsLeaf)
-                {
-                    var v = page.GetValue(i);
-                    value = v.IsOverflow ? $"overflow run at page {v.OverflowPage}" : $"{v.Inline.Length} bytes {Hex.Preview(v.Inline, 16)}";
-                }
-                else
-                {
-                    value = $"child page {Unsafe.ReadUnaligned<BranchNodeHeader>(p + offset).ChildPageNumber}";
-                }
-                decoded.Nodes.Add(new Node(i, offset, page.GetNodeSize(i), key.IsEmpty ? "(-inf)" : Convert.ToHexString(key).ToLowerInvariant(), Hex.Printable(key), value));
-            }
-        }
-        catch (StorageCorruptedException e)
-        {
-            decoded.Problems.Add(e.Message);
-        }
     }
 }

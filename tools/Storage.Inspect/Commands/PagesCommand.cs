@@ -1,5 +1,3 @@
-using Storage.Inspection;
-
 namespace Storage.Inspect.Commands;
 
 /// <summary><c>pages &lt;dir&gt;</c>: one row per page below the next page number: id, type, tree, items, overflow pages.</summary>

@@ -1,6 +1,4 @@
-using Storage.Allocation;
 using Storage.Inspection;
-using Storage.Paging;
 
 namespace Storage.Inspect.Commands;
 
@@ -19,7 +17,7 @@ internal static class StatCommand
         {
             Output.Json(output, new
             {
-                pageSize = PageLayout.PageSizeBytes,
+                pageSize = CheckReport.PageSizeBytes,
                 lastTransaction = report.TransactionId,
                 filePages = report.FilePages,
                 pagesInUseOrFree = report.PagesInUseOrFree,
@@ -33,15 +31,15 @@ internal static class StatCommand
                 trees = trees.Count - 1,
                 entries = trees.Skip(1).Sum(t => t.Entries),
                 rootTree = new { depth = root.Depth, entries = root.Entries, branchPages = root.BranchPages, leafPages = root.LeafPages },
-                pagesPerSection = FreeSpaceLayout.PagesPerSection,
+                pagesPerSection = CheckedSection.PagesPerSection,
                 freeBySection = sections.Select(s => new { section = s.Section, firstPage = s.FirstPage, pages = s.Pages, freePages = s.FreePages, largestFreeRun = s.LargestFreeRun }),
             });
             return ReportProblems(report, error);
         }
         output.WriteLine("Environment");
-        output.WriteLine($"  Page size: {PageLayout.PageSizeBytes}");
+        output.WriteLine($"  Page size: {CheckReport.PageSizeBytes}");
         output.WriteLine($"  Last transaction ID: {report.TransactionId}");
-        output.WriteLine($"  File pages: {Output.N(report.FilePages)} ({Output.Bytes(report.FilePages * PageLayout.PageSizeBytes)})");
+        output.WriteLine($"  File pages: {Output.N(report.FilePages)} ({Output.Bytes(report.FilePages * CheckReport.PageSizeBytes)})");
         output.WriteLine($"  Pages in use or free: {Output.N(report.PagesInUseOrFree)}");
         output.WriteLine($"  Reserved pages (headers, bitmaps): {Output.N(report.ReservedPages)}");
         output.WriteLine($"  Tree pages: {Output.N(report.ReachablePages)} (branch {Output.N(branch)}, leaf {Output.N(leaf)}, overflow {Output.N(overflow)})");
@@ -53,7 +51,7 @@ internal static class StatCommand
         output.WriteLine($"  Branch pages: {root.BranchPages}");
         output.WriteLine($"  Leaf pages: {root.LeafPages}");
         output.WriteLine($"  Entries: {root.Entries}");
-        output.WriteLine($"Free pages by section ({FreeSpaceLayout.PagesPerSection} pages each; {sections.Count} of {report.Sections.Count} sections have free pages)");
+        output.WriteLine($"Free pages by section ({CheckedSection.PagesPerSection} pages each; {sections.Count} of {report.Sections.Count} sections have free pages)");
         Output.Table(output, ["section", "pages", "free", "largest run"],
             sections.Select(s => new[] { $"{s.Section}", $"{s.FirstPage}-{s.FirstPage + s.Pages - 1}", Output.N(s.FreePages), Output.N(s.LargestFreeRun) }));
         return ReportProblems(report, error);
@@ -62,7 +60,7 @@ internal static class StatCommand
     /// <summary>Runs the check; an environment that cannot be opened at all becomes a one-line error.</summary>
     internal static CheckReport CheckOrThrow(string directory, bool collectPages)
     {
-        var report = EnvironmentChecker.Check(directory, collectPages);
+        var report = EnvironmentSnapshot.Check(directory, collectPages);
         var open = report.Problems.FirstOrDefault(p => p.Kind == "open");
         if (open is not null) throw new InspectionException(open.Message);
         return report;

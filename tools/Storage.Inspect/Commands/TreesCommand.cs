@@ -1,5 +1,3 @@
-using Storage.Inspection;
-
 namespace Storage.Inspect.Commands;
 
 /// <summary><c>trees &lt;dir&gt;</c>: every tree with entries, depth, page counts and bytes used against allocated.</summary>

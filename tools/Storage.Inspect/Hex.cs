@@ -1,0 +1,32 @@
+using System.Text;
+
+namespace Storage.Inspect;
+
+/// <summary>Hex and printable renderings of keys and values for output.</summary>
+internal static class Hex
+{
+    /// <summary>A short form: up to <paramref name="maxBytes"/> bytes of hex, or the text when all bytes are printable ASCII.</summary>
+    public static string Preview(ReadOnlySpan<byte> bytes, int maxBytes = 32)
+    {
+        var shown = bytes.Length > maxBytes ? bytes[..maxBytes] : bytes;
+        var hex = "0x" + Convert.ToHexString(shown).ToLowerInvariant() + (bytes.Length > maxBytes ? "…" : "");
+        return IsPrintable(bytes) && bytes.Length > 0 ? $"\"{Encoding.ASCII.GetString(shown)}{(bytes.Length > maxBytes ? "…" : "")}\"" : hex;
+    }
+
+    /// <summary>Printable ASCII with '.' for anything else.</summary>
+    public static string Printable(ReadOnlySpan<byte> bytes)
+    {
+        var builder = new StringBuilder(bytes.Length);
+        foreach (var b in bytes) builder.Append(b is >= 0x20 and < 0x7f ? (char)b : '.');
+        return builder.ToString();
+    }
+
+    private static bool IsPrintable(ReadOnlySpan<byte> bytes)
+    {
+        foreach (var b in bytes)
+        {
+            if (b is < 0x20 or >= 0x7f) return false;
+        }
+        return true;
+    }
+}
