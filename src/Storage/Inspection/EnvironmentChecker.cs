@@ -69,13 +69,6 @@ internal sealed unsafe partial class EnvironmentChecker
         return new EnvironmentChecker(source, collectPages, progress).Run();
     }
 
-    /// <summary>
-    /// Opens <paramref name="directory"/> read-only and checks it; an environment that cannot be opened at all is one
-    /// problem. The same as <see cref="EnvironmentSnapshot.Check(string, bool, IProgress{CheckProgress})"/>, for the
-    /// library's own tests.
-    /// </summary>
-    public static CheckReport Check(string directory, bool collectPages = false) => EnvironmentSnapshot.Check(directory, collectPages);
-
     private CheckReport Run()
     {
         foreach (var problem in _source.Problems) _report.Add(problem);

@@ -64,7 +64,7 @@ public sealed class DamageBases : IDisposable
 
     private static DamageBase Describe(string name, string directory, long lastAcknowledged, StorageOptions options)
     {
-        var report = EnvironmentChecker.Check(directory, collectPages: true);
+        var report = EnvironmentSnapshot.Check(directory, collectPages: true);
         Assert.True(report.IsConsistent, $"base {name}: {string.Join("; ", report.Problems.Select(p => p.Message))}");
         var byKind = new Dictionary<string, List<long>>();
         for (long page = 0; page < report.Pages!.Length; page++)

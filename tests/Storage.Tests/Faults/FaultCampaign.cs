@@ -265,7 +265,7 @@ internal sealed class FaultCampaign
             tx.OpenOrCreateTree("after").Put("reopened"u8, "yes"u8);
             tx.Commit();
         }
-        var report = EnvironmentChecker.Check(directory);
+        var report = EnvironmentSnapshot.Check(directory);
         if (report.ErrorCount > 0) result.Problems.Add($"the checker finds {report.ErrorCount} errors: {string.Join("; ", report.Problems.Take(3).Select(p => p.ToString()))}");
     }
 

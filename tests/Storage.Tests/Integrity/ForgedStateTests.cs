@@ -41,7 +41,7 @@ public sealed class A_valid_checksum_over_an_impossible_state
         var error = await Within.Catch(() => StorageEnvironment.Open(temp.Path, Options).Dispose());
 
         Expect.Exception<StorageCorruptedException>(error);
-        var report = await Within.Run(() => EnvironmentChecker.Check(temp.Path, collectPages: true));
+        var report = await Within.Run(() => EnvironmentSnapshot.Check(temp.Path, collectPages: true));
         Assert.False(report.IsConsistent);
         Assert.Contains(report.Problems, p => p.Kind == "open" && p.Message.Contains("impossible", StringComparison.Ordinal));
     }
@@ -53,7 +53,7 @@ public sealed class A_valid_checksum_over_an_impossible_state
         using (var env = StorageEnvironment.Open(temp.Path, Options)) PutAndCommit(env, "t", ("k", "v"));
         for (var slot = 0; slot < 2; slot++) RewriteHeader(temp.Path, slot, header => BinaryPrimitives.WriteInt64LittleEndian(header[40..], (1L << 40) - 1));
 
-        var report = await Within.Run(() => EnvironmentChecker.Check(temp.Path, collectPages: true));
+        var report = await Within.Run(() => EnvironmentSnapshot.Check(temp.Path, collectPages: true));
 
         Assert.Contains(report.Problems, p => p.Kind == "next-page");
         Assert.True(report.Pages!.Length <= 128 + Allocation.FreeSpaceLayout.PagesPerRegion, $"{report.Pages.Length} pages collected");
@@ -87,7 +87,7 @@ public sealed class A_valid_checksum_over_an_impossible_state
         Assert.Contains("next page number", Expect.Exception<StorageCorruptedException>(error).Message, StringComparison.Ordinal);
         Assert.Equal(dataBytes, new FileInfo(DataFileInspector.PathOf(dir)).Length);
         Assert.Equal(journals, JournalInspector.Files(dir).Select(f => DataFileInspector.Hash(f.Path)).ToList());
-        Assert.Contains(EnvironmentChecker.Check(dir).Problems, p => p.Kind == "journal" && p.Message.Contains("impossible", StringComparison.Ordinal));
+        Assert.Contains(EnvironmentSnapshot.Check(dir).Problems, p => p.Kind == "journal" && p.Message.Contains("impossible", StringComparison.Ordinal));
     }
 
     [Fact]
@@ -108,7 +108,7 @@ public sealed class A_valid_checksum_over_an_impossible_state
         var error = await Within.Catch(() => StorageEnvironment.Open(dir, Options).Dispose(), TimeSpan.FromSeconds(10));
 
         Expect.Exception<StorageCorruptedException>(error);
-        var report = await Within.Run(() => EnvironmentChecker.Check(dir), TimeSpan.FromSeconds(10));
+        var report = await Within.Run(() => EnvironmentSnapshot.Check(dir), TimeSpan.FromSeconds(10));
         Assert.False(report.IsConsistent);
     }
 

@@ -33,7 +33,7 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
     {
         using var temp = new TempDirectory();
         var dir = Build(temp);
-        var root = EnvironmentChecker.Check(dir).Trees.Single(t => t.Name == "a").RootPage;
+        var root = EnvironmentSnapshot.Check(dir).Trees.Single(t => t.Name == "a").RootPage;
         DataFileInspector.MarkFree(dir, root);
 
         var error = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(dir, TestOptions.Small));
@@ -41,7 +41,7 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
         Assert.Contains($"page {root}", error.Message, StringComparison.Ordinal);
         Assert.Contains("tree 'a'", error.Message, StringComparison.Ordinal);
         Assert.Equal(2, error.PageNumber); // the bitmap page
-        var report = EnvironmentChecker.Check(dir);
+        var report = EnvironmentSnapshot.Check(dir);
         Assert.Contains(report.Problems, p => p.Kind == "free-space" && p.Message.Contains("marked free in the bitmap but in use", StringComparison.Ordinal));
     }
 
@@ -54,12 +54,12 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
         env.Checkpoint();
         for (var t = 0; t < 5; t++) PutAndCommit(env, "a", ($"a-{t:D3}", "changed"));
         env.SimulateCrash();
-        var report = EnvironmentChecker.Check(temp.Path, collectPages: true);
+        var report = EnvironmentSnapshot.Check(temp.Path, collectPages: true);
         Assert.True(report.IsConsistent, string.Join("; ", report.Problems));
         var leaf = Enumerable.Range(0, report.Pages!.Length).First(p => report.Pages[p].Kind == PageKind.Leaf && p != report.Trees.Single(t => t.Name == "a").RootPage);
         DataFileInspector.MarkFree(temp.Path, leaf);
 
-        var problems = EnvironmentChecker.Check(temp.Path).Problems;
+        var problems = EnvironmentSnapshot.Check(temp.Path).Problems;
 
         Assert.Contains(problems, p => p.Kind == "free-space" && p.Message.Contains($"page {leaf} is marked free in the bitmap but in use", StringComparison.Ordinal));
     }
@@ -69,11 +69,11 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
     {
         using var temp = new TempDirectory();
         var dir = Build(temp);
-        var report = EnvironmentChecker.Check(dir, collectPages: true);
+        var report = EnvironmentSnapshot.Check(dir, collectPages: true);
         var treeA = report.Trees.Single(t => t.Name == "a").TreeId;
         var leafOfA = Enumerable.Range(0, report.Pages!.Length).First(p => report.Pages[p].Kind == PageKind.Leaf && report.Pages[p].TreeId == treeA);
         DataFileInspector.MarkFree(dir, leafOfA);
-        Assert.Contains(EnvironmentChecker.Check(dir).Problems, p => p.Kind == "free-space");
+        Assert.Contains(EnvironmentSnapshot.Check(dir).Problems, p => p.Kind == "free-space");
 
         using var env = StorageEnvironment.Open(dir, TestOptions.Small);
         // Grow b until the allocator has handed the page out (the only free page: every split wants one).

@@ -40,7 +40,7 @@ public sealed class A_damaged_page_that_the_journal_changes
     {
         using var temp = new TempDirectory("replay");
         var dir = Build(temp);
-        var root = EnvironmentChecker.Check(dir).Trees.Single(t => t.Name == "t").RootPage;
+        var root = EnvironmentSnapshot.Check(dir).Trees.Single(t => t.Name == "t").RootPage;
         // The first key's node sits at the end of the page, and later inserts never move it: no diff covers it.
         DataFileInspector.FlipByte(dir, root * DataFileInspector.PageBytes + DataFileInspector.PageBytes - 10);
         var before = DataFileInspector.Hash(DataFileInspector.PathOf(dir));
@@ -50,7 +50,7 @@ public sealed class A_damaged_page_that_the_journal_changes
         Assert.Equal(root, error.PageNumber);
         Assert.Contains("rebuilt from the journal", error.Message, StringComparison.Ordinal);
         Assert.Equal(before, DataFileInspector.Hash(DataFileInspector.PathOf(dir)));
-        var report = EnvironmentChecker.Check(dir);
+        var report = EnvironmentSnapshot.Check(dir);
         Assert.Contains(report.Problems, p => p.Kind == "replay" && p.PageNumber == root);
         Assert.False(report.IsConsistent);
     }
@@ -66,7 +66,7 @@ public sealed class A_damaged_page_that_the_journal_changes
         var error = Assert.Throws<StorageCorruptedException>(() => StorageEnvironment.Open(dir, Options));
 
         Assert.Equal(2, error.PageNumber);
-        var problems = EnvironmentChecker.Check(dir).Problems;
+        var problems = EnvironmentSnapshot.Check(dir).Problems;
         Assert.True(problems.Any(p => p.Kind == "replay" && p.PageNumber == 2), string.Join("; ", problems));
     }
 
@@ -76,7 +76,7 @@ public sealed class A_damaged_page_that_the_journal_changes
         using var temp = new TempDirectory("replay");
         var dir = Build(temp);
         // The page header's Lower/Upper change in every transaction: damage there is overwritten by the diffs.
-        var root = EnvironmentChecker.Check(dir).Trees.Single(t => t.Name == "t").RootPage;
+        var root = EnvironmentSnapshot.Check(dir).Trees.Single(t => t.Name == "t").RootPage;
         DataFileInspector.FlipByte(dir, root * DataFileInspector.PageBytes + 12);
 
         using var env = StorageEnvironment.Open(dir, Options);

@@ -122,7 +122,7 @@ internal sealed class ModelRunner : IDisposable
                 CloseAll();
                 _env.Dispose();
                 // Closed cleanly: the files must check clean (pages, bitmaps against what the trees reach, holes only where free).
-                var problems = Storage.Inspection.EnvironmentChecker.Check(_temp.Path).Problems;
+                var problems = Storage.Inspection.EnvironmentSnapshot.Check(_temp.Path).Problems;
                 Expect(problems.Count == 0, $"the checker found {problems.Count} problem(s) after closing: {string.Join("; ", problems.Take(3))}");
                 _env = StorageEnvironment.Open(_temp.Path, _options);
                 AllDurable();

@@ -29,7 +29,7 @@ public sealed class Allocation
                 tx.Commit();
             }
         }
-        var report = EnvironmentChecker.Check(temp.Path, collectPages: true);
+        var report = EnvironmentSnapshot.Check(temp.Path, collectPages: true);
         Assert.Empty(report.Problems);
         var treeId = report.Trees.Single(t => t.Name == "t").TreeId;
         var leaf = Array.FindIndex(report.Pages!, p => p.TreeId == treeId && p.Kind == PageKind.Leaf);
@@ -55,7 +55,7 @@ public sealed class Allocation
             tx.CreateTree("new");
             tx.Commit();
         }
-        var report = EnvironmentChecker.Check(temp.Path);
+        var report = EnvironmentSnapshot.Check(temp.Path);
         Assert.Empty(report.Problems);
         var names = report.Trees.Single(t => t.Name is null).RootPage;
         var root = report.Trees.Single(t => t.Name == "new").RootPage;

@@ -46,7 +46,7 @@ public sealed class Page_fill
             leaves = readTree.GetStats().LeafPages;
             foreach (var key in keys) Assert.True(readTree.TryGet(key, out _));
         }
-        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);
         return (leaves, new FileInfo(Path.Combine(temp.Path, "data.storage")).Length);
     }
 }

@@ -36,7 +36,7 @@ public sealed class Space_given_back
             var allocated = Disk.AllocatedBytes(dataFile);
             Assert.True(allocated <= peakAllocated / 10, $"{allocated:N0} bytes on disk after compacting, {peakAllocated:N0} at the peak");
         }
-        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
         using var read = reopened.BeginRead();
         Assert.Equal(0, read.OpenTree(Tree).Count);
@@ -92,7 +92,7 @@ public sealed class Space_given_back
             var second = env.Compact();
             Assert.True(second.FileBytesAfter <= second.FileBytesBefore, second.ToString());
         }
-        Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+        Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
         using var check = reopened.BeginRead();
         TreeAssert.Equal(model, check.OpenTree(Tree), "after reopening");
@@ -119,7 +119,7 @@ public sealed class Space_given_back
             Assert.True(afterDelete < allocated - (allocated / 4), $"{afterDelete:N0} bytes on disk after deleting half, {allocated:N0} before");
             Assert.True(env.GetStats().SpaceGivenBackBytes > 0);
             // The checker, on the live directory: the holes hold only free pages.
-            var live = EnvironmentChecker.Check(temp.Path);
+            var live = EnvironmentSnapshot.Check(temp.Path);
             Assert.Empty(live.Problems);
             Assert.True(live.HoleBytes >= env.GetStats().SpaceGivenBackBytes / 2, $"{live.HoleBytes:N0} bytes in holes");
 
@@ -131,7 +131,7 @@ public sealed class Space_given_back
             Fill(env, 300_000, 5_000, valueSize: 200, model);
             using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after reusing the punched pages");
             env.Dispose();
-            Assert.Empty(EnvironmentChecker.Check(temp.Path).Problems);
+            Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);
             env = StorageEnvironment.Open(temp.Path, TestOptions.Small);
             using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "after reopening");
         }
@@ -274,7 +274,7 @@ public sealed class Space_given_back
     {
         using var temp = new TempDirectory("space-hole-check");
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small)) Fill(env, 0, 5_000, valueSize: 100);
-        var before = EnvironmentChecker.Check(temp.Path, collectPages: true);
+        var before = EnvironmentSnapshot.Check(temp.Path, collectPages: true);
         Assert.Empty(before.Problems);
         var leaf = Array.FindIndex(before.Pages!, info => info.Kind == PageKind.Leaf);
         Assert.True(leaf > 0);
@@ -282,7 +282,7 @@ public sealed class Space_given_back
         {
             Assert.Equal(0, Storage.Platform.Posix.FAllocate(handle.DangerousGetHandle(), Storage.Platform.Posix.FallocatePunchHole, (long)leaf * 8192, 8192));
         }
-        var after = EnvironmentChecker.Check(temp.Path);
+        var after = EnvironmentSnapshot.Check(temp.Path);
         Assert.Contains(after.Problems, p => p.Kind == "hole" && p.PageNumber == leaf);
     }
 

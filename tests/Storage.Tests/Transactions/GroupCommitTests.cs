@@ -194,7 +194,7 @@ public sealed class Group_commit
         {
             foreach (var (key, value) in acknowledged) Assert.Equal(value, GetString(reopened, "t", key));
         }
-        var check = Storage.Inspection.EnvironmentChecker.Check(dir.Path);
+        var check = Storage.Inspection.EnvironmentSnapshot.Check(dir.Path);
         Assert.True(check.IsConsistent, string.Join("; ", check.Problems));
     }
 

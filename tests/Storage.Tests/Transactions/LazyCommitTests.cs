@@ -235,7 +235,7 @@ public sealed class A_lazy_commit
             foreach (var (key, value) in durableModel) Assert.Equal(value, System.Text.Encoding.UTF8.GetString(tree.Get(TestData.Key(key))!));
             Assert.Equal(durableModel.Count, CountOf(reopened, "t"));
         }
-        var check = Storage.Inspection.EnvironmentChecker.Check(dir.Path);
+        var check = Storage.Inspection.EnvironmentSnapshot.Check(dir.Path);
         Assert.True(check.IsConsistent, string.Join("; ", check.Problems));
     }
 
