@@ -56,11 +56,21 @@ public sealed partial class StorageEnvironment : IDisposable
         versions.HandedOver(header.LastSyncedTransactionId);
         _flusher = new Flusher(new FlushPort(EnvironmentId, options, dataFile, PageTable, Readers, ReaderMonitor, Scratch, Reclaimer, journal, versions, _states,
             _writerLock, _health), header.LastSyncedTransactionId, header.Sequence);
-        _metrics = new StorageMetrics(this);
-        Commits = new CommitPipeline(EnvironmentId, options, _health, dataFile, FreeSpace, PageTable, Scratch, _states, journal, versions, _flusher,
-            ReaderMonitor, _metrics);
+        _metrics = new StorageMetrics(directory);
+        try
+        {
+            Commits = new CommitPipeline(EnvironmentId, options, _health, dataFile, FreeSpace, PageTable, Scratch, _states, journal, versions, _flusher,
+                ReaderMonitor, _metrics);
+        }
+        catch
+        {
+            _metrics.Dispose();
+            throw;
+        }
         _writer = new WriterContext(Scratch, FreeSpace, _health, options.FillSiblingsBeforeSplit);
         _merger = new WriteMerger(this);
+        // Last: a collection reads the stats of the whole environment.
+        _metrics.Observe(this);
     }
 
     /// <summary>Recovery is committed: the background work starts.</summary>

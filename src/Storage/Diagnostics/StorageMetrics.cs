@@ -18,10 +18,18 @@ internal sealed class StorageMetrics : IDisposable
     private readonly Histogram<double> _commitDuration;
     private readonly Histogram<double> _journalWriteDuration;
 
-    public StorageMetrics(StorageEnvironment environment)
+    /// <summary>The meter of the environment in <paramref name="directoryPath"/>, with the instruments the commit path records into.</summary>
+    public StorageMetrics(string directoryPath)
     {
-        var tags = new KeyValuePair<string, object?>[] { new("storage.environment", environment.DirectoryPath) };
+        var tags = new KeyValuePair<string, object?>[] { new("storage.environment", directoryPath) };
         _meter = new Meter(MeterName, version: null, tags);
+        _commitDuration = _meter.CreateHistogram<double>("storage.commit.duration", "s", "How long each commit that wrote a journal entry took, until durable");
+        _journalWriteDuration = _meter.CreateHistogram<double>("storage.journal.write.duration", "s", "How long each durable journal write took");
+    }
+
+    /// <summary>The observable instruments, which read <paramref name="environment"/>'s stats at each collection: added once the environment is whole.</summary>
+    public void Observe(StorageEnvironment environment)
+    {
         Func<EnvironmentStats> stats = () => environment.GetStats(environment.ReaderMonitor.Recent());
         _meter.CreateObservableCounter("storage.commits", () => stats().Commits, "{transaction}", "Write transactions committed");
         _meter.CreateObservableCounter("storage.journal.writes", () => stats().JournalWrites, "{write}", "Durable journal writes issued");
@@ -41,8 +49,6 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableCounter("storage.readers.ended", () => stats().ReadersEnded, "{transaction}", "Read transactions ended by the reader limit policy");
         _meter.CreateObservableCounter("storage.commits.refused", () => stats().CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
         _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
-        _commitDuration = _meter.CreateHistogram<double>("storage.commit.duration", "s", "How long each commit that wrote a journal entry took, until durable");
-        _journalWriteDuration = _meter.CreateHistogram<double>("storage.journal.write.duration", "s", "How long each durable journal write took");
         _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }

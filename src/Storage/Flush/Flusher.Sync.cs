@@ -13,23 +13,23 @@ internal sealed partial class Flusher
         var record = _flushedRecord!.Value;
         _port.DataFile.WriteBackInSteps();
         _port.DataFile.Sync();
-        WriteHeaderAndRetire(record);
+        WriteHeader(record);
         Volatile.Write(ref _syncedUpTo, record.TransactionId);
         Syncs++;
         _sinceSync.Restart();
+        _port.Journal.Retire(record.JournalFileNumber);
     }
 
     /// <summary>
     /// Writes the other header slot for <paramref name="record"/> (whose pages the data file holds, synced) and syncs it;
-    /// only then are the journal files before the one the record names obsolete, and they are retired.
+    /// only then are the journal files before the one the record names obsolete: the caller retires them.
     /// </summary>
-    private void WriteHeaderAndRetire(in CommitRecord record)
+    private void WriteHeader(in CommitRecord record)
     {
         _headerSequence++;
         FileHeaderIo.Write(_port.DataFile, FileHeader.Synced(_port.EnvironmentId, _headerSequence, record));
         _port.DataFile.Sync();
         _flushedRecord = record;
-        _port.Journal.Retire(record.JournalFileNumber);
     }
 
     /// <summary>
@@ -42,7 +42,8 @@ internal sealed partial class Flusher
         lock (_flushLock)
         {
             if (_flushedRecord is not { } record || record.TransactionId != _syncedUpTo || record.TransactionId != lastTransactionId) return false;
-            WriteHeaderAndRetire(record with { JournalFileNumber = fileNumber, JournalEndOffsetBytes = offsetBytes });
+            WriteHeader(record with { JournalFileNumber = fileNumber, JournalEndOffsetBytes = offsetBytes });
+            _port.Journal.Retire(fileNumber);
             return true;
         }
     }
@@ -66,7 +67,8 @@ internal sealed partial class Flusher
             var (number, offset) = member.Position;
             var record = _flushedRecord ?? new CommitRecord(last, number, offset, state.NextPageNumber, state.RootTree);
             if (record.TransactionId != last || number <= record.JournalFileNumber && _flushedRecord is not null) return;
-            WriteHeaderAndRetire(record with { JournalFileNumber = number, JournalEndOffsetBytes = offset });
+            WriteHeader(record with { JournalFileNumber = number, JournalEndOffsetBytes = offset });
+            member.Retire(number);
         }
         finally
         {

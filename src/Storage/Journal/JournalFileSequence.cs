@@ -46,8 +46,13 @@ internal sealed unsafe class JournalFileSequence : IDisposable
     private long _filesCreated;
     private long _filesReused;
 
-    /// <summary>The end marker the next durable write puts after the previous file's last entry (set by a switch).</summary>
-    private (JournalFile File, long OffsetBytes, AlignedBuffer Block)? _pendingEndMarker;
+    /// <summary>
+    /// The end marker the next durable write puts after the previous file's last entry (set by a switch under the lock; read
+    /// without it by every write, which finds it null but after a switch).
+    /// </summary>
+    private PendingEndMarker? _pendingEndMarker;
+
+    private sealed record PendingEndMarker(JournalFile File, long OffsetBytes, AlignedBuffer Block);
 
     /// <summary>
     /// A sequence of files in <paramref name="directory"/>, named in their headers as <paramref name="writerId"/>'s (a group's
@@ -146,43 +151,37 @@ internal sealed unsafe class JournalFileSequence : IDisposable
             next.Dispose();
             throw;
         }
-        if (next.IsRecycled) Interlocked.Increment(ref _filesReused);
         return next;
     }
 
     /// <summary>
-    /// The file <see cref="StartNext"/> made is in use: the next durable write puts <paramref name="previousEndMarker"/> (a
-    /// whole block, now owned by this sequence) in <paramref name="previous"/> at <paramref name="previousEndOffsetBytes"/>
-    /// first; the next file doubles in size (up to the maximum) while files are not retired as fast as they fill (more than
-    /// two in use after this one started), and a spare of that size is prepared in the background.
+    /// The file <see cref="StartNext"/> made, <paramref name="next"/>, is in use: the next durable write puts
+    /// <paramref name="previousEndMarker"/> (a whole block, now owned by this sequence) in <paramref name="previous"/> at
+    /// <paramref name="previousEndOffsetBytes"/> first; the next file doubles in size (up to the maximum) while files are not
+    /// retired as fast as they fill (more than two in use after this one started), and a spare of that size is prepared in
+    /// the background.
     /// </summary>
-    public void Started(JournalFile? previous, long previousEndOffsetBytes, AlignedBuffer? previousEndMarker, int filesInUse)
+    public void Started(JournalFile next, JournalFile? previous, long previousEndOffsetBytes, AlignedBuffer? previousEndMarker, int filesInUse)
     {
+        if (next.IsRecycled) Interlocked.Increment(ref _filesReused);
         lock (_lock)
         {
-            if (previous is not null && previousEndMarker is not null) _pendingEndMarker = (previous, previousEndOffsetBytes, previousEndMarker);
+            if (previous is not null && previousEndMarker is not null) _pendingEndMarker = new PendingEndMarker(previous, previousEndOffsetBytes, previousEndMarker);
             if (filesInUse > 2) _nextSizeBytes = Math.Min(_nextSizeBytes * 2, MaxFileSizeBytes);
             StartPreparingSpare();
         }
     }
 
     /// <summary>Whether the end marker waiting to be written goes into file <paramref name="number"/> (a file that is still needed).</summary>
-    public bool HasPendingEndMarkerIn(long number)
-    {
-        lock (_lock) return _pendingEndMarker?.File.Number == number;
-    }
+    public bool HasPendingEndMarkerIn(long number) => Volatile.Read(ref _pendingEndMarker)?.File.Number == number;
 
     /// <summary>Writes the end marker a switch left waiting, durably, before the entries of the next write.</summary>
     public void WritePendingEndMarker()
     {
-        (JournalFile File, long OffsetBytes, AlignedBuffer Block) pending;
-        lock (_lock)
-        {
-            if (_pendingEndMarker is not { } waiting) return;
-            pending = waiting;
-        }
+        // Written (and cleared) only under the owner's I/O lock, which this caller holds, as does a closing owner.
+        if (Volatile.Read(ref _pendingEndMarker) is not { } pending) return;
         pending.File.WriteBlock(pending.Block, pending.OffsetBytes, Faults);
-        lock (_lock) _pendingEndMarker = null;
+        Volatile.Write(ref _pendingEndMarker, null);
         pending.Block.Dispose();
         if (_closePreviousAfterMarker) pending.File.Dispose();
         Interlocked.Increment(ref _durableWrites);
@@ -335,13 +334,14 @@ internal sealed unsafe class JournalFileSequence : IDisposable
 
     /// <summary>
     /// Closes the sequence: nothing is written after this. The spares are closed and left for the next open to adopt, or,
-    /// with <paramref name="deleteSpares"/>, deleted (a spare that cannot be is adopted or deleted by the next open).
+    /// with <paramref name="deleteSpares"/>, deleted (a spare that cannot be is adopted or deleted by the next open). The
+    /// owner calls it with its I/O lock held, so that no write uses the end marker this frees.
     /// </summary>
     public void Close(bool deleteSpares)
     {
         WaitForSparePreparation();
         List<JournalFile> spares;
-        (JournalFile File, long OffsetBytes, AlignedBuffer Block)? pending;
+        PendingEndMarker? pending;
         lock (_lock)
         {
             _closed = true;

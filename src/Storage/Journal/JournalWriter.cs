@@ -301,7 +301,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
             inUse = _files.Count;
         }
         var marker = previous is null ? null : JournalEndMarker.Create(_environmentId, previous.Number, next.Number, transactionId).ToBlock();
-        _sequence.Started(previous, previousEnd, marker, inUse);
+        _sequence.Started(next, previous, previousEnd, marker, inUse);
     }
 
     /// <summary>
@@ -357,15 +357,16 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
 
     public void Dispose()
     {
-        _sequence.Close(deleteSpares: false);
-        lock (_lock)
-        {
-            _closed = true;
-            foreach (var f in _files) f.Dispose();
-            _files.Clear();
-        }
+        // Under the I/O lock: a write under way finishes first, and none begins after (the batch is empty, Reserve refuses).
         lock (_ioLock)
         {
+            lock (_lock) _closed = true;
+            _sequence.Close(deleteSpares: false);
+            lock (_lock)
+            {
+                foreach (var f in _files) f.Dispose();
+                _files.Clear();
+            }
             lock (_pendingLock)
             {
                 // Entries not written by now are lost, as in a crash: the caller writes them first when it can.

@@ -352,7 +352,7 @@ internal sealed unsafe class SharedJournal : IDisposable
         _position = JournalFileHeader.BlockBytes;
         foreach (var member in _members) member.SetPosition(member.LinkNumberOf(next), _position);
         // Files grow while a member still holds the one before the previous, as an environment's own do.
-        _sequence.Started(previous, previousEnd, marker, _members.Count == 0 ? 1 : _members.Max(member => member.FileCount));
+        _sequence.Started(next, previous, previousEnd, marker, _members.Count == 0 ? 1 : _members.Max(member => member.FileCount));
     }
 
     /// <summary>
@@ -406,15 +406,19 @@ internal sealed unsafe class SharedJournal : IDisposable
     /// <summary>Closes the writer: nothing is written after this (members write their entries before they leave).</summary>
     public void Dispose()
     {
-        // Spares are deleted: files retired after this are deleted too, not kept (see RetireLink).
-        _sequence.Close(deleteSpares: true);
         MemberJournal[] closing;
+        // Under the I/O lock: a write under way finishes first, and none begins after (each checks _closed under it).
         lock (_ioLock)
         {
             lock (_pendingLock)
             {
                 if (_closed) return;
                 _closed = true;
+            }
+            // Spares are deleted: files retired after this are deleted too, not kept (see RetireLink).
+            _sequence.Close(deleteSpares: true);
+            lock (_pendingLock)
+            {
                 _current?.Dispose();
                 _current = null;
                 _batch.Dispose();
