@@ -204,9 +204,6 @@ public sealed partial class StorageEnvironment : IDisposable
     /// <summary>A transaction that released the write lock early is disposed.</summary>
     internal void ReleaseCommittedWriter() => ReleaseLifetimeReference();
 
-    /// <summary>Takes the write lock if it comes free within <paramref name="waitMs"/>; the caller releases it with <see cref="ReleaseWriteLock"/>.</summary>
-    internal bool TryEnterWriteLock(int waitMs) => _writerLock.TryEnter(waitMs);
-
     /// <summary>
     /// A transaction was collected without being disposed; its finalizer has released what it held. Counted and
     /// reported on the finalizer thread, even after the environment was disposed (the leak kept its directory locked).
@@ -271,11 +268,6 @@ public sealed partial class StorageEnvironment : IDisposable
 
     internal bool IsPoisoned => _health.IsPoisoned;
 
-    internal void ThrowIfPoisoned() => _health.ThrowIfPoisoned();
-
-    /// <summary>Stops writes after a failure that only the journal can repair (a failed fsync or journal write).</summary>
-    internal void Poison(Exception cause) => _health.Poison(cause);
-
     /// <summary>Test seam: a background flush and sync, run now, leaving lazy commits' entries waiting.</summary>
     internal void FlushAsTheBackgroundWould() => _flusher.FlushAndSync(forceSync: true);
 
@@ -297,7 +289,8 @@ public sealed partial class StorageEnvironment : IDisposable
         }
         catch (Exception e)
         {
-            Poison(e);
+            // Only the journal can repair what a failed flush or sync left: reopening recovers from it.
+            _health.Poison(e);
             throw;
         }
         finally
