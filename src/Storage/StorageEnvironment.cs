@@ -52,8 +52,7 @@ public sealed partial class StorageEnvironment : IDisposable
         Scratch = new ScratchPool(options.Hooks.PoisonFreedScratch, options.SpillScratchToFile ? new ScratchFile(directory, header.EnvironmentId) : null);
         Reclaimer = new ScratchReclaimer(Scratch);
         ReaderMonitor = new ReaderMonitor(options, Readers, PageTable, Scratch, _states);
-        var versions = new VersionRetention(PageTable, Readers, _states, journal, Scratch, Reclaimer);
-        versions.HandedOver(header.LastSyncedTransactionId);
+        var versions = new VersionRetention(PageTable, Readers, _states, journal, Scratch, Reclaimer, header.LastSyncedTransactionId);
         _flusher = new Flusher(new FlushPort(EnvironmentId, options, dataFile, PageTable, Readers, ReaderMonitor, Scratch, Reclaimer, journal, versions, _states,
             _writerLock, _health), header.LastSyncedTransactionId, header.Sequence);
         _metrics = new StorageMetrics(directory);
@@ -279,7 +278,8 @@ public sealed partial class StorageEnvironment : IDisposable
         AddLifetimeReference();
         try
         {
-            Commits.WritePending();
+            // Lazy commits' entries first: they are published as the write returns, and a failed write poisons.
+            Journal.WritePending();
             _flusher.FlushAndSync(forceSync: true, forceSweep: true, throwIfFull: true);
         }
         catch (StorageFullException) when (!IsPoisoned)

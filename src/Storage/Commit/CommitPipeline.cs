@@ -82,11 +82,11 @@ internal sealed class CommitPipeline : IJournalListener, IDisposable
     /// The first half of a commit, with the write lock held: one journal entry of page records, appended to those waiting for
     /// the next durable write; the new versions go into the page table under the transaction's id, where the next write
     /// transaction (and only it) sees them. Throws, with nothing appended, when the space or the journal cannot take it.
+    /// The caller checked that the environment is open and not poisoned.
     /// </summary>
     public PendingCommit Append(WriteTransaction transaction, CommitDurability durability)
     {
         var timings = new AppendTimings { Began = transaction.BeganTimestamp, Started = CommitProfile.Now() };
-        _health.ThrowIfPoisoned();
         var pages = transaction.Pages;
         var dirty = pages.Dirty;
         if (dirty.Count == 0) return default;
@@ -322,9 +322,6 @@ internal sealed class CommitPipeline : IJournalListener, IDisposable
         Profile.CommitLatency.Record(commitTicks);
         _metrics.RecordCommit(commitTicks);
     }
-
-    /// <summary>Writes the journal entries waiting (lazy commits', and durable ones' not yet written), durably; they are published as the write returns, and a failure poisons the environment.</summary>
-    public void WritePending() => _journal.WritePending();
 
     /// <summary>A durable write of this environment's entries returned: the profile, metrics and compression policy learn its time.</summary>
     void IJournalListener.DurableWriteTimed(long bytes, long ticks)

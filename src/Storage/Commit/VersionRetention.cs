@@ -11,10 +11,11 @@ namespace Storage.Commit;
 /// Which page versions in the page table must be kept, and the giving back of those no one needs: the writer prunes what
 /// each commit superseded, the flusher sweeps what readers that have ended were keeping. A version stays while an open
 /// snapshot sees it, and while a flush may still aim at a commit that needs it: the last commit handed to the flusher
-/// and the last durable one are kept as if snapshots pinned them (see <see cref="PrunePoint"/>).
+/// and the last durable one are kept as if snapshots pinned them (see <see cref="PrunePoint"/>). The flusher has every
+/// commit up to the synced one at open (the last constructor argument).
 /// </summary>
 internal sealed class VersionRetention(PageTable pageTable, ReaderTable readers, EnvironmentStates states, IEnvironmentJournal journal,
-    ScratchPool scratch, ScratchReclaimer reclaimer)
+    ScratchPool scratch, ScratchReclaimer reclaimer, long handedToFlusher)
 {
     /// <summary>
     /// How many pages of <see cref="_pruneAfterDurable"/> one commit prunes at most: a lazy write makes thousands durable
@@ -35,7 +36,7 @@ internal sealed class VersionRetention(PageTable pageTable, ReaderTable readers,
     private readonly Queue<(long TransactionId, long PageNumber)> _pruneAfterDurable = new();
 
     /// <summary>The last commit of the last batch of records handed to the flusher: no flush aims at a later one.</summary>
-    private long _handedToFlusher;
+    private long _handedToFlusher = handedToFlusher;
 
     /// <summary>Taken by the writer to prune superseded versions and by the flusher to choose and collect what it writes.</summary>
     public Lock PruneLock { get; } = new();

@@ -34,17 +34,16 @@ internal sealed partial class Flusher
 
     /// <summary>
     /// At a clean close, when the synced state is the last committed one: writes a header that says the journal goes on
-    /// at <paramref name="fileNumber"/> (a new, empty file), then retires the files before it. False when not everything
-    /// is synced (a reader held the flush back), and nothing changes.
+    /// at <paramref name="fileNumber"/> (a new, empty file), then retires the files before it. Nothing changes when not
+    /// everything is synced (a reader held the flush back).
     /// </summary>
-    public bool MoveJournalStart(long lastTransactionId, long fileNumber, long offsetBytes)
+    private void MoveJournalStart(long lastTransactionId, long fileNumber, long offsetBytes)
     {
         lock (_flushLock)
         {
-            if (_flushedRecord is not { } record || record.TransactionId != _syncedUpTo || record.TransactionId != lastTransactionId) return false;
+            if (_flushedRecord is not { } record || record.TransactionId != _syncedUpTo || record.TransactionId != lastTransactionId) return;
             WriteHeader(record with { JournalFileNumber = fileNumber, JournalEndOffsetBytes = offsetBytes });
             _port.Journal.Retire(fileNumber);
-            return true;
         }
     }
 
@@ -77,7 +76,7 @@ internal sealed partial class Flusher
     }
 
     /// <summary>Whether everything up to <paramref name="lastTransactionId"/> is synced to the data file.</summary>
-    public bool IsSyncedThrough(long lastTransactionId)
+    private bool IsSyncedThrough(long lastTransactionId)
     {
         lock (_flushLock) return _flushedRecord is { } record && record.TransactionId == _syncedUpTo && _syncedUpTo == lastTransactionId;
     }

@@ -25,6 +25,20 @@ public sealed partial class EnvironmentSnapshot
     }
 
     /// <summary>
+    /// Reads only the header block of a journal file: null, with the reason in <paramref name="problem"/>, when it is not a
+    /// valid journal file header. Cheaper than <see cref="SummarizeJournalFile"/>, which reads every entry.
+    /// </summary>
+    /// <exception cref="StorageException">The file cannot be opened or read.</exception>
+    public static JournalFileHeaderSummary? ReadJournalFileHeader(string path, out string? problem)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        return JournalFiles.ReadHeader(path, out _, out problem) is { } header
+            ? new JournalFileHeaderSummary(header.EnvironmentId, header.FileNumber, header.SizeBytesOfFile, header.FirstTransactionId, header.IsShared,
+                header.IsRecycled, Platform.Posix.LinkCount(path) is { } links ? (int)links : -1)
+            : null;
+    }
+
+    /// <summary>
     /// Whether two paths name the same file, as the hard links of a shared journal file of an environment group do.
     /// Without the native library, files with the same contents count as the same.
     /// </summary>

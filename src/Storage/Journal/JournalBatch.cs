@@ -48,9 +48,6 @@ internal sealed unsafe class JournalBatch : IDisposable
         if (buffer.Capacity > RetainedCapacityBytes) buffer.ShrinkTo(RetainedCapacityBytes);
     }
 
-    /// <summary>Drops the entries waiting (they are lost, as in a crash).</summary>
-    public void Clear() => LengthBytes = 0;
-
     public void Dispose()
     {
         LengthBytes = 0;

@@ -41,10 +41,10 @@ internal static class GroupCommand
             var ids = snapshots.Select(s => s.Header.EnvironmentId).ToArray();
             // The root's shared files, by its number: every member's links to them, found by comparing files.
             var rootFiles = snapshots[0].ListJournalFiles()
-                .Select(f => EnvironmentSnapshot.SummarizeJournalFile(f.Path, f.Number, rootId))
-                .Where(f => f is { HeaderProblem: null, IsShared: true })
+                .Select(f => (f.Path, Header: EnvironmentSnapshot.ReadJournalFileHeader(f.Path, out _)))
+                .Where(f => f.Header is { IsShared: true })
                 .ToList();
-            var shared = rootFiles.Select(f => new SharedFile(Path.GetFileName(f.Path), f.LinkCount, new string[snapshots.Count], new int[snapshots.Count])).ToList();
+            var shared = rootFiles.Select(f => new SharedFile(Path.GetFileName(f.Path), f.Header!.LinkCount, new string[snapshots.Count], new int[snapshots.Count])).ToList();
             for (var m = 0; m < snapshots.Count; m++)
             {
                 var snapshot = snapshots[m];
@@ -52,22 +52,21 @@ internal static class GroupCommand
                 var linked = 0;
                 foreach (var (number, path) in snapshot.ListJournalFiles())
                 {
-                    var file = EnvironmentSnapshot.SummarizeJournalFile(path, number, ids[m]);
-                    if (file is not { HeaderProblem: null, IsShared: true })
+                    if (EnvironmentSnapshot.ReadJournalFileHeader(path, out _) is not { IsShared: true } header)
                     {
                         own++;
                         continue;
                     }
                     linked++;
-                    if (file.HeaderEnvironmentId != rootId)
+                    if (header.EnvironmentId != rootId)
                     {
-                        problems.Add($"{snapshot.JournalDirectory}: {Path.GetFileName(path)} is a shared file written by {file.HeaderEnvironmentId:x16}, not by this group's root ({rootId:x16})");
+                        problems.Add($"{snapshot.JournalDirectory}: {Path.GetFileName(path)} is a shared file written by {header.EnvironmentId:x16}, not by this group's root ({rootId:x16})");
                         continue;
                     }
                     var index = rootFiles.FindIndex(f => EnvironmentSnapshot.AreSameFile(f.Path, path));
                     if (index < 0) continue; // the root has already removed its own name of it
                     shared[index].MemberNumbers[m] = Path.GetFileNameWithoutExtension(path).TrimStart('0');
-                    shared[index].MemberEntries[m] = file.Entries;
+                    shared[index].MemberEntries[m] = EnvironmentSnapshot.SummarizeJournalFile(path, number, ids[m]).Entries;
                 }
                 var report = snapshot.Check();
                 var walk = snapshot.JournalWalk;
