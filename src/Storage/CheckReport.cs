@@ -74,6 +74,19 @@ public sealed class CheckReport
     /// <summary>Whether the check found no error (warnings allowed).</summary>
     public bool IsConsistent => ErrorCount == 0;
 
+    /// <summary>
+    /// Whether another process had the directory open while it was checked (<see cref="Inspection.EnvironmentSnapshot.Check(string, bool, IProgress{CheckProgress})"/>):
+    /// its writes may have been in flight, so a finding counts only once it was seen again, in the same place, by later
+    /// checks (see <see cref="Attempts"/>).
+    /// </summary>
+    public bool WhileOpenElsewhere { get; internal set; }
+
+    /// <summary>
+    /// How many times the state was read and checked for this report: 1, except for a directory another process has
+    /// open, where findings are checked again from a new snapshot until they are confirmed or gone.
+    /// </summary>
+    public int Attempts { get; internal set; } = 1;
+
     /// <summary>Lists a problem, or counts it once <see cref="MaxProblems"/> are listed.</summary>
     internal void Add(CheckProblem problem)
     {
@@ -82,6 +95,27 @@ public sealed class CheckReport
     }
 
     internal void Add(CheckedTree tree) => _trees.Add(tree);
+
+    /// <summary>
+    /// Keeps the errors that <paramref name="isConfirmed"/> accepts and turns each other into an
+    /// <see cref="ProblemSeverity.Info"/> note of a write in flight (kind <c>in-flight</c>); errors left out of the list
+    /// could not be compared, so they are dropped from the count.
+    /// </summary>
+    internal void KeepConfirmedErrors(Func<CheckProblem, bool> isConfirmed)
+    {
+        for (var i = 0; i < _problems.Count; i++)
+        {
+            var problem = _problems[i];
+            if (problem.Severity != ProblemSeverity.Error || isConfirmed(problem)) continue;
+            _problems[i] = problem with
+            {
+                Severity = ProblemSeverity.Info,
+                Kind = "in-flight",
+                Message = $"gone or moved when the directory was checked again, so a write in flight, not damage: [{problem.Kind}] {problem.Message}",
+            };
+        }
+        ProblemsOmitted = 0;
+    }
 
     internal void Add(CheckedSection section) => _sections.Add(section);
 

@@ -24,7 +24,7 @@ namespace Storage;
 /// report. Commits go through the <see cref="CommitPipeline"/>, the background work is the <see cref="Flusher"/>'s, and the
 /// journal is an <see cref="IEnvironmentJournal"/>; each is given the parts it works with, never the environment.
 /// </remarks>
-public sealed partial class StorageEnvironment : IDisposable
+public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
 {
     private readonly SafeFileHandle _lockHandle;
     private readonly EnvironmentHealth _health = new();
@@ -36,6 +36,7 @@ public sealed partial class StorageEnvironment : IDisposable
     private readonly StorageMetrics _metrics;
     private int _lifetimeReferences = 1;
     private volatile bool _disposed;
+    private volatile bool _journalClosed;
 
     /// <summary>An environment over a recovered state; nothing runs (no flusher) until <see cref="Start"/>.</summary>
     internal StorageEnvironment(string directory, StorageOptions options, SafeFileHandle lockHandle, DataFile dataFile, in FileHeader header, IEnvironmentJournal journal)
@@ -151,7 +152,7 @@ public sealed partial class StorageEnvironment : IDisposable
         var beganAt = TransactionOrigin.Capture(Options);
         var waitStarted = CommitProfile.Now();
         _writerLock.Enter(timeout ?? Options.WriteTransactionTimeout);
-        return StartWrite(beganAt, waitStarted);
+        return StartWrite(beganAt, waitStarted, onThisThread: true);
     }
 
     /// <summary>Begins the write transaction, waiting asynchronously for the current one to end.</summary>
@@ -161,10 +162,13 @@ public sealed partial class StorageEnvironment : IDisposable
         var beganAt = TransactionOrigin.Capture(Options);
         var waitStarted = CommitProfile.Now();
         await _writerLock.EnterAsync(cancellationToken).ConfigureAwait(false);
-        return StartWrite(beganAt, waitStarted);
+        return StartWrite(beganAt, waitStarted, onThisThread: false);
     }
 
-    private WriteTransaction StartWrite(StackTrace? beganAt, long waitStarted)
+    /// <param name="beganAt">Where it was begun, when stacks are tracked.</param>
+    /// <param name="waitStarted">When the wait for the write lock began.</param>
+    /// <param name="onThisThread">Begun synchronously on the calling thread (<see cref="BeginWrite"/>): a <see cref="Dispose"/> in the same flow while it is open is a transaction forgotten.</param>
+    private WriteTransaction StartWrite(StackTrace? beganAt, long waitStarted, bool onThisThread)
     {
         try
         {
@@ -178,16 +182,22 @@ public sealed partial class StorageEnvironment : IDisposable
         }
         var began = Stopwatch.GetTimestamp();
         CommitProfile.Add(ref Commits.Profile.WriteLockWaitTicks, waitStarted, began);
-        _writerLock.Began(began, beganAt);
         var slot = Readers.Register(ref _states.WriterSlot, out var state, ReaderTable.SlotKind.Writer, began, beganAt);
         _writer.Begin();
-        return new WriteTransaction(this, new PageTransaction(Readers, PageTable, DataFile, slot, state, _writer), began, beganAt);
+        var transaction = new WriteTransaction(this, new PageTransaction(Readers, PageTable, DataFile, slot, state, _writer), began, beganAt);
+        _writerLock.Began(began, beganAt, onThisThread);
+        return transaction;
     }
 
     /// <summary>Appends a write transaction's commit (the first half of committing; the write lock is released after it).</summary>
+    /// <remarks>
+    /// A dispose begun meanwhile waits for this transaction (it holds the write lock), so only a closed journal refuses
+    /// the commit; <see cref="EnsureWritable"/> would refuse it as soon as the dispose began.
+    /// </remarks>
     internal PendingCommit AppendCommit(WriteTransaction transaction, CommitDurability durability)
     {
-        EnsureWritable();
+        if (_journalClosed) throw new StorageException(StorageErrorCode.EnvironmentClosed, $"The environment '{DirectoryPath}' was closed before this transaction committed; nothing it wrote is kept.");
+        _health.ThrowIfPoisoned();
         return Commits.Append(transaction, durability);
     }
 

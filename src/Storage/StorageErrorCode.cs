@@ -59,4 +59,12 @@ public enum StorageErrorCode
     /// <see cref="ReaderLimitPolicy.EndOldestReader"/>; its snapshot is released. Begin a new one.
     /// </summary>
     SnapshotTooOld,
+
+    /// <summary>
+    /// <see cref="StorageEnvironment.Dispose"/> found a write transaction still open: begun by the disposing code itself (the
+    /// environment was left open, nothing changed: end the transaction and dispose again), or on another thread that did
+    /// not end it within the wait (the environment was closed without it; nothing it wrote is kept). The message says how
+    /// long it has been open and where it was begun.
+    /// </summary>
+    TransactionStillOpen,
 }

@@ -34,7 +34,7 @@ public sealed record StorageOptions
     public long FlushGapFillBytes { get; init; } = 16L << 10;
 
     /// <summary>The background flush also runs after this long without one, so an idle environment reaches the data file.</summary>
-    public int FlushIntervalMs { get; init; } = 1000;
+    public TimeSpan FlushInterval { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// The longest a commit made with <see cref="CommitDurability.Lazy"/> waits before its journal entry is written
@@ -44,7 +44,7 @@ public sealed record StorageOptions
     public TimeSpan LazyCommitDelay { get; init; } = TimeSpan.FromMilliseconds(100);
 
     /// <summary>The data file is synced (and journals retired) at most this often, unless journals pile up.</summary>
-    public int SyncIntervalMs { get; init; } = 5000;
+    public TimeSpan SyncInterval { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>Journal payloads at least this large are compressed when that pays (0 turns compression off).</summary>
     public int CompressionThresholdBytes { get; init; } = 32 << 10;
@@ -54,6 +54,14 @@ public sealed record StorageOptions
 
     /// <summary>Create the directory and a new environment when none exists (otherwise opening a missing one fails).</summary>
     public bool CreateIfMissing { get; init; } = true;
+
+    /// <summary>
+    /// Whether a new environment may be created in a directory that already holds files of something else. Off by
+    /// default: opening a directory that has no environment but other files in it fails with
+    /// <see cref="StorageErrorCode.NotAnEnvironment"/> and creates nothing, so that a mistyped path is not quietly
+    /// turned into an environment beside someone's documents.
+    /// </summary>
+    public bool CreateInNonEmptyDirectory { get; init; }
 
     /// <summary>Which I/O backend to write through: the native layer when it loads (the default), or the managed one.</summary>
     public IoBackend IoBackend { get; init; } = IoBackend.Auto;
@@ -124,7 +132,7 @@ public sealed record StorageOptions
 
     /// <summary>
     /// Called on the flusher's thread when the oldest reader passes a warning threshold or a limit (then after the policy
-    /// was applied). Readers are checked every <see cref="FlushIntervalMs"/> and whenever scratch passes its budget.
+    /// was applied). Readers are checked every <see cref="FlushInterval"/> and whenever scratch passes its budget.
     /// Keep it short; exceptions it throws are ignored.
     /// </summary>
     public Action<ReaderWarning>? OnReaderWarning { get; init; }
@@ -167,10 +175,10 @@ public sealed record StorageOptions
         if (LazyCommitDelay < TimeSpan.Zero || LazyCommitDelay > TimeSpan.FromHours(1))
             throw new ArgumentOutOfRangeException(nameof(LazyCommitDelay), LazyCommitDelay, "Must be between 0 and 1 hour.");
         if (FlushGapFillBytes < 0) throw new ArgumentOutOfRangeException(nameof(FlushGapFillBytes), FlushGapFillBytes, "Must not be negative.");
-        if (FlushIntervalMs < 1)
-            throw new ArgumentOutOfRangeException(nameof(FlushIntervalMs), FlushIntervalMs, "Must be at least 1 ms.");
-        if (SyncIntervalMs < 1)
-            throw new ArgumentOutOfRangeException(nameof(SyncIntervalMs), SyncIntervalMs, "Must be at least 1 ms.");
+        if (FlushInterval < TimeSpan.FromMilliseconds(1) || FlushInterval > TimeSpan.FromDays(1))
+            throw new ArgumentOutOfRangeException(nameof(FlushInterval), FlushInterval, "Must be from 1 ms to a day.");
+        if (SyncInterval < TimeSpan.FromMilliseconds(1) || SyncInterval > TimeSpan.FromDays(1))
+            throw new ArgumentOutOfRangeException(nameof(SyncInterval), SyncInterval, "Must be from 1 ms to a day.");
         if (CompressionThresholdBytes < 0)
             throw new ArgumentOutOfRangeException(nameof(CompressionThresholdBytes), CompressionThresholdBytes, "Must be 0 (off) or positive.");
         if (!Enum.IsDefined(JournalRecovery))

@@ -74,8 +74,8 @@ internal static class KillWorkload
     {
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 256 << 10,
-        FlushIntervalMs = 1 + seed % 20,
-        SyncIntervalMs = 5 + seed % 50,
+        FlushInterval = TimeSpan.FromMilliseconds(1 + seed % 20),
+        SyncInterval = TimeSpan.FromMilliseconds(5 + seed % 50),
         ScratchBudgetBytes = 1 << 20,
         CompressionThresholdBytes = seed % 2 == 0 ? 4096 : 32 << 10,
         FlushGapFillBytes = (seed / 4) % 2 == 0 ? 16 << 10 : 1 << 20,

@@ -13,6 +13,8 @@ using Storage;
 //                      open a group (root <dir>/root), fill branch <dir>/index with the "old" version and <dir>/index.new
 //                      with the "new" one, then replace the first by the second (by an atomic exchange, or through an
 //                      intent file); at <step> of the replacement print "AT <step>" and wait to be killed
+//   load <dir>         commit random puts and deletes into tree "load" until stdin closes (1 MiB journal files, a flush
+//                      every 50 ms, a sync every 200 ms), printing "READY" and then "COMMITS <n>" every 500 commits
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -24,6 +26,7 @@ try
     return args switch
     {
         ["hold", var dir] => Hold(dir),
+        ["load", var dir] => Load(dir),
         ["replace", var dir, var step, var how] => Replace(dir, step, how == "intent"),
         ["group", var dir, var seed] => GroupLoop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
         ["try-open", var dir] => TryOpen(dir),
@@ -274,6 +277,52 @@ static int Hold(string dir)
     }
     Console.Out.WriteLine("CLOSED");
     Console.Out.Flush();
+    return 0;
+}
+
+static int Load(string dir)
+{
+    var options = new StorageOptions
+    {
+        MinJournalFileSizeBytes = 1 << 20,
+        MaxJournalFileSizeBytes = 1 << 20,
+        FlushInterval = TimeSpan.FromMilliseconds(50),
+        SyncInterval = TimeSpan.FromMilliseconds(200),
+    };
+    using var env = StorageEnvironment.Open(dir, options);
+    using var stop = new CancellationTokenSource();
+    var writer = new Thread(() => GuardThread(() =>
+    {
+        var random = new Random(11);
+        var key = new byte[8];
+        var value = new byte[12_000];
+        random.NextBytes(value);
+        for (long n = 1; !stop.IsCancellationRequested; n++)
+        {
+            using (var tx = env.BeginWrite())
+            {
+                var tree = tx.OpenOrCreateTree("load");
+                for (var i = 20 + random.Next(40); i > 0; i--)
+                {
+                    System.Buffers.Binary.BinaryPrimitives.WriteInt64BigEndian(key, random.Next(20_000));
+                    if (random.Next(4) == 0) tree.Delete(key);
+                    else tree.Put(key, value.AsSpan(0, random.Next(50) == 0 ? 3_000 + random.Next(9_000) : 16 + random.Next(400)));
+                }
+                tx.Commit();
+            }
+            if (n % 500 == 0)
+            {
+                Console.Out.WriteLine($"COMMITS {n}");
+                Console.Out.Flush();
+            }
+        }
+    }));
+    writer.Start();
+    Console.Out.WriteLine("READY");
+    Console.Out.Flush();
+    Console.In.ReadLine();
+    stop.Cancel();
+    writer.Join();
     return 0;
 }
 

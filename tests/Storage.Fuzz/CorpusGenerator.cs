@@ -25,8 +25,8 @@ internal static unsafe class CorpusGenerator
     /// <summary>No background flush or sync: what a scenario commits stays in the journal until it says otherwise.</summary>
     private static readonly StorageOptions s_quiet = new()
     {
-        FlushIntervalMs = 600_000,
-        SyncIntervalMs = 600_000,
+        FlushInterval = TimeSpan.FromMilliseconds(600_000),
+        SyncInterval = TimeSpan.FromMilliseconds(600_000),
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 256 << 10,
         IoBackend = IoBackend.Managed,

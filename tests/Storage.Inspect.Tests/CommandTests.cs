@@ -313,7 +313,7 @@ public class CommandTests
     {
         using var dir = new TempDir();
         const int keys = 5_000;
-        using var env = StorageEnvironment.Open(dir.Sub("src"), Quiet with { FlushIntervalMs = 1, SyncIntervalMs = 1, ScratchBudgetBytes = 1 << 20 });
+        using var env = StorageEnvironment.Open(dir.Sub("src"), Quiet with { FlushInterval = TimeSpan.FromMilliseconds(1), SyncInterval = TimeSpan.FromMilliseconds(1), ScratchBudgetBytes = 1 << 20 });
         Generation(env, 0, keys);
         using var stop = new CancellationTokenSource();
         var writer = Task.Run(() =>

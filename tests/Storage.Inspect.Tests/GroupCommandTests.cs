@@ -13,8 +13,8 @@ public class GroupCommandTests
     {
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 1 << 20,
-        FlushIntervalMs = 600_000,
-        SyncIntervalMs = 600_000,
+        FlushInterval = TimeSpan.FromMilliseconds(600_000),
+        SyncInterval = TimeSpan.FromMilliseconds(600_000),
     };
 
     /// <summary>A group left by a crash: the root and two branches committed into shared files, nothing synced.</summary>

@@ -11,8 +11,8 @@ public class LiveCheckTests
     {
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 256 << 10,
-        FlushIntervalMs = 1,
-        SyncIntervalMs = 1,
+        FlushInterval = TimeSpan.FromMilliseconds(1),
+        SyncInterval = TimeSpan.FromMilliseconds(1),
         ScratchBudgetBytes = 1 << 20,
     };
 

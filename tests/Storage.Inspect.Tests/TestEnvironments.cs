@@ -36,7 +36,7 @@ internal sealed class TempDir : IDisposable
 internal static class TestEnvironments
 {
     /// <summary>No background flush or sync during a test: what is committed stays in the journal until dispose.</summary>
-    public static readonly StorageOptions Quiet = new() { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000 };
+    public static readonly StorageOptions Quiet = new() { FlushInterval = TimeSpan.FromMilliseconds(600_000), SyncInterval = TimeSpan.FromMilliseconds(600_000) };
 
     public static byte[] Key(int i) => Encoding.ASCII.GetBytes($"key-{i:D6}");
 

@@ -152,7 +152,7 @@ internal sealed partial class Flusher : IDisposable
             var signalled = Interlocked.Exchange(ref _flushRequested, 0) != 0;
             // Under load, flush when the budgets say so; otherwise once the environment has been idle for a flush interval.
             var idleMs = Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)).TotalMilliseconds;
-            if (signalled || idleMs >= _port.Options.FlushIntervalMs)
+            if (signalled || idleMs >= _port.Options.FlushInterval.TotalMilliseconds)
             {
                 try
                 {
@@ -172,7 +172,7 @@ internal sealed partial class Flusher : IDisposable
     /// <summary>Until the next flush interval, or until the oldest lazy entry waiting is due to be written.</summary>
     private int NextWaitMs()
     {
-        var interval = _port.Options.FlushIntervalMs;
+        var interval = (int)Math.Ceiling(_port.Options.FlushInterval.TotalMilliseconds);
         var lazySince = _port.Journal.PendingSinceTimestamp;
         if (lazySince == 0) return interval;
         var left = _port.Options.LazyCommitDelay.TotalMilliseconds - Stopwatch.GetElapsedTime(lazySince).TotalMilliseconds;
@@ -220,7 +220,7 @@ internal sealed partial class Flusher : IDisposable
             {
                 FlushOnce(throwIfFull);
                 var due = forceSync
-                    || _sinceSync.ElapsedMilliseconds >= _port.Options.SyncIntervalMs
+                    || _sinceSync.ElapsedMilliseconds >= _port.Options.SyncInterval.TotalMilliseconds
                     || _port.Journal.FileCount >= MaxJournalFilesBeforeSync;
                 var synced = due && _flushedUpTo > _syncedUpTo;
                 if (synced) Sync();

@@ -48,6 +48,12 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
     /// <summary>The environment's journal folder.</summary>
     public string JournalDirectory { get; }
 
+    /// <summary>
+    /// Whether another process had the environment open (held its lock) when the snapshot was taken: what it writes
+    /// meanwhile may show as a half-written last journal entry, which is then a note, not a warning.
+    /// </summary>
+    public bool OpenElsewhere { get; private init; }
+
     /// <summary>The data file's length when the snapshot was opened.</summary>
     public long FileLengthBytes { get; }
 
@@ -114,7 +120,7 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
         {
             throw new InspectionException($"cannot open {dataPath}: {e.Message}", e);
         }
-        var snapshot = new EnvironmentSnapshot(directory, dataPath, handle);
+        var snapshot = new EnvironmentSnapshot(directory, dataPath, handle) { OpenElsewhere = IsLocked(directory) };
         try
         {
             snapshot.Load();
@@ -131,10 +137,71 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
     /// Opens <paramref name="directory"/> read-only (as <see cref="Open"/> does) and checks its last committed state. An
     /// environment that cannot be opened at all is a report with one <c>open</c> error.
     /// </summary>
+    /// <remarks>
+    /// <para>A directory another process has open (<see cref="IsLocked"/>) changes while it is read: its journal's last
+    /// entry may be half written, a journal file may be retired between listing and reading it, and its flusher writes
+    /// pages (and free-space bitmaps) of transactions newer than the snapshot. Read from files alone, such a moment can
+    /// look like damage. So there a finding counts only when it is confirmed: the directory is checked again from a new
+    /// snapshot, up to <see cref="MaxLiveAttempts"/> times in all, and an error is reported only once
+    /// <see cref="LiveConfirmations"/> checks in a row found it, unchanged, in the same place; real damage stays where
+    /// it is, a write in flight does not. A clean check ends the loop at once. Findings that did not hold are listed as
+    /// <c>in-flight</c> notes; when no check came out clean and nothing was confirmed, the report has no error and one
+    /// <c>unsettled</c> warning. <see cref="CheckReport.Attempts"/> and <see cref="CheckReport.WhileOpenElsewhere"/> say
+    /// what happened. If the process closes the environment meanwhile, the next check is of a settled state and is
+    /// final. To check an environment this process has open, <see cref="StorageEnvironment.Check"/> reads one committed
+    /// snapshot through a read transaction and needs none of this.</para>
+    /// </remarks>
     /// <param name="directory">The environment's directory.</param>
     /// <param name="collectPages">Whether to fill <see cref="CheckReport.Pages"/> (one entry per page).</param>
     /// <param name="progress">Told now and then how far the check is.</param>
     public static CheckReport Check(string directory, bool collectPages = false, IProgress<CheckProgress>? progress = null)
+    {
+        var report = CheckOnce(directory, collectPages, progress);
+        if (!report.WhileOpenElsewhere) return report;
+        // Open in another process: confirm every error by checking again.
+        var runs = new Dictionary<CheckProblem, int>();
+        CountRuns(runs, report);
+        var attempts = 1;
+        while (report.ErrorCount > 0 && attempts < MaxLiveAttempts && !runs.Values.Any(r => r >= LiveConfirmations))
+        {
+            report = CheckOnce(directory, collectPages, progress);
+            attempts++;
+            if (!report.WhileOpenElsewhere)
+            {
+                // Closed meanwhile: this check read a settled state, and it is final.
+                report.Attempts = attempts;
+                return report;
+            }
+            CountRuns(runs, report);
+        }
+        report.Attempts = attempts;
+        if (report.ErrorCount == 0)
+        {
+            if (attempts > 1)
+            {
+                report.Add(new CheckProblem(ProblemSeverity.Info, "in-flight",
+                    $"{attempts - 1} earlier check{(attempts == 2 ? "" : "s")} of this directory, open in another process, read it while writes were in flight; check {attempts} found it consistent"));
+            }
+            return report;
+        }
+        var confirmed = runs.Where(r => r.Value >= LiveConfirmations).Select(r => r.Key).ToHashSet();
+        report.KeepConfirmedErrors(confirmed.Contains);
+        if (confirmed.Count == 0)
+        {
+            report.Add(new CheckProblem(ProblemSeverity.Warning, "unsettled",
+                $"the directory is open in another process and changed under each of {attempts} checks; no finding was seen twice in a row in the same place, " +
+                "so none is reported as damage. Check again when it is quieter, or call StorageEnvironment.Check in the process that has it open."));
+        }
+        return report;
+    }
+
+    /// <summary>How many times, at most, a directory another process has open is checked for one report (see <see cref="Check(string, bool, IProgress{CheckProgress})"/>).</summary>
+    public const int MaxLiveAttempts = 8;
+
+    /// <summary>How many checks in a row must find an error, unchanged and in the same place, in a directory another process has open before it is reported.</summary>
+    public const int LiveConfirmations = 3;
+
+    private static CheckReport CheckOnce(string directory, bool collectPages, IProgress<CheckProgress>? progress)
     {
         EnvironmentSnapshot snapshot;
         try
@@ -143,12 +210,25 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
         }
         catch (InspectionException e)
         {
-            return CheckReport.NotOpened(e.Message);
+            var failed = CheckReport.NotOpened(e.Message);
+            failed.WhileOpenElsewhere = Directory.Exists(directory) && IsLocked(directory);
+            return failed;
         }
         using (snapshot)
         {
-            return snapshot.Check(collectPages, progress);
+            var report = snapshot.Check(collectPages, progress);
+            // Judged after the check: a process that closed the environment before it ended may have changed it meanwhile.
+            report.WhileOpenElsewhere = snapshot.OpenElsewhere || IsLocked(directory);
+            return report;
         }
+    }
+
+    /// <summary>Counts, for each error, how many checks in a row found it; an error the latest check did not find starts again at zero.</summary>
+    private static void CountRuns(Dictionary<CheckProblem, int> runs, CheckReport report)
+    {
+        var found = report.Problems.Where(p => p.Severity == ProblemSeverity.Error).ToHashSet();
+        foreach (var gone in runs.Keys.Where(k => !found.Contains(k)).ToList()) runs.Remove(gone);
+        foreach (var problem in found) runs[problem] = runs.GetValueOrDefault(problem) + 1;
     }
 
     /// <summary>
@@ -283,7 +363,13 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
                 $"{damage.Message} A strict open fails; an open with JournalRecovery = DiscardAfterDamage keeps transactions up to {walk.LastTransactionId} and gives up {damage.LostDescription}.",
                 damage.Path, -1, damage.OffsetBytes);
         }
-        if (walk.TornTailDropped)
+        if (walk.TornTailDropped && OpenElsewhere)
+        {
+            Report(ProblemSeverity.Info, "in-flight",
+                $"the entry after transaction {walk.LastTransactionId} is not whole yet ({walk.TornTailReason}): the process that has the environment open is writing it",
+                walk.TornTailPath, -1, walk.TornTailOffsetBytes);
+        }
+        else if (walk.TornTailDropped)
         {
             Report(ProblemSeverity.Warning, "torn-tail",
                 $"{walk.TornTailReason} follows transaction {walk.LastTransactionId} and is dropped (a write that never completed, or damage to the last entry)",

@@ -17,10 +17,13 @@ namespace Storage.Recovery;
 /// </summary>
 internal static unsafe class EnvironmentCreator
 {
+    /// <summary>After the data file's name: the file a creation writes before renaming it into place.</summary>
+    public const string TemporarySuffix = ".new";
+
     public static void Create(string directory, PlatformIo io, long journalFileSizeBytes, IFaultInjector? faults)
     {
         var finalPath = Path.Combine(directory, DataFile.FileName);
-        var temporaryPath = finalPath + ".new";
+        var temporaryPath = finalPath + TemporarySuffix;
         // A temporary file of this name is what a crash during an earlier creation left: nothing else writes it.
         if (File.Exists(temporaryPath)) JournalFiles.Delete(temporaryPath, faults);
 
@@ -76,7 +79,7 @@ internal static unsafe class EnvironmentCreator
     public static bool TryFinishInterrupted(string directory, IFaultInjector? faults)
     {
         var finalPath = Path.Combine(directory, DataFile.FileName);
-        var temporaryPath = finalPath + ".new";
+        var temporaryPath = finalPath + TemporarySuffix;
         if (!File.Exists(temporaryPath)) return false;
         var journals = JournalEntryReader.ListFiles(Path.Combine(directory, StorageEnvironmentNames.JournalDirectory));
         if (journals.Count != 1 || journals[0].Number != FirstJournalNumber) return false;

@@ -68,6 +68,7 @@ internal static class EnvironmentOpener
             LoadFreeSpace(env);
             VerifyRootsInUse(env);
             env.Start(recovery.Commit(ref recovered, journal));
+            OpenInstances.Add(env);
             return env;
         }
         catch
@@ -85,6 +86,23 @@ internal static class EnvironmentOpener
         }
     }
 
+    /// <summary>
+    /// An entry of a directory without a data file that is not the environment's own (its lock file, its journal folder,
+    /// the temporary file of a creation a crash interrupted, a scratch spill file), or null.
+    /// </summary>
+    private static string? FirstForeignEntry(string directory)
+    {
+        foreach (var entry in Directory.EnumerateFileSystemEntries(directory))
+        {
+            var name = Path.GetFileName(entry);
+            if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory) continue;
+            if (name == DataFile.FileName + EnvironmentCreator.TemporarySuffix) continue;
+            if (name.StartsWith("scratch-", StringComparison.Ordinal) && name.EndsWith(".spill", StringComparison.Ordinal)) continue;
+            return entry;
+        }
+        return null;
+    }
+
     private static StorageException NotAnEnvironment(string message, string path) =>
         new(StorageErrorCode.NotAnEnvironment, message + " Nothing was changed.", path, 0);
 
@@ -92,7 +110,16 @@ internal static class EnvironmentOpener
     private static void EnsureDirectory(string directory, StorageOptions options)
     {
         if (File.Exists(directory)) throw NotAnEnvironment($"'{directory}' is a file, not an environment directory.", directory);
-        if (Directory.Exists(directory)) return;
+        if (Directory.Exists(directory))
+        {
+            if (!options.CreateInNonEmptyDirectory && !File.Exists(Path.Combine(directory, DataFile.FileName)) && FirstForeignEntry(directory) is { } foreign)
+            {
+                throw NotAnEnvironment(
+                    $"'{directory}' holds no environment but other files ('{Path.GetFileName(foreign)}' among them). Open an empty or missing directory, " +
+                    $"or set StorageOptions.{nameof(StorageOptions.CreateInNonEmptyDirectory)} to create the environment beside them.", directory);
+            }
+            return;
+        }
         if (!options.CreateIfMissing) throw new StorageException(StorageErrorCode.IoFailure, $"The environment directory '{directory}' does not exist.", directory, 2);
         FileIo.CreateDirectory(directory, options.Hooks.FaultInjector);
     }
@@ -126,7 +153,8 @@ internal static class EnvironmentOpener
         }
         catch (IOException e)
         {
-            throw new StorageException(StorageErrorCode.EnvironmentLocked, $"The environment '{directory}' is open in another process (or another instance in this one).", path, e.HResult & 0xFFFF, e);
+            var holder = OpenInstances.DescribeHolder(directory) ?? "is open in another process";
+            throw new StorageException(StorageErrorCode.EnvironmentLocked, $"The environment '{directory}' {holder}.", path, e.HResult & 0xFFFF, e);
         }
         catch (UnauthorizedAccessException e)
         {

@@ -25,8 +25,8 @@ internal static class EnvironmentTarget
     {
         CreateIfMissing = false,
         // Nothing in the background: what the target does is the same on every run.
-        FlushIntervalMs = 600_000,
-        SyncIntervalMs = 600_000,
+        FlushInterval = TimeSpan.FromMilliseconds(600_000),
+        SyncInterval = TimeSpan.FromMilliseconds(600_000),
         MinJournalFileSizeBytes = 64 << 10,
         MaxJournalFileSizeBytes = 1 << 20,
     };

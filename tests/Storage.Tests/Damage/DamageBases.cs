@@ -41,7 +41,7 @@ public sealed class DamageBases : IDisposable
         [
             Build("closed", small, 120, crash: false),
             Build("journal-tail", TestOptions.JournalOnly, 150, crash: true, checkpointAt: 90),
-            Build("flushed-ahead", small with { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20, MinJournalFileSizeBytes = 8 << 20, MaxJournalFileSizeBytes = 8 << 20 },
+            Build("flushed-ahead", small with { FlushInterval = TimeSpan.FromMilliseconds(600_000), SyncInterval = TimeSpan.FromMilliseconds(600_000), ScratchBudgetBytes = 1 << 20, MinJournalFileSizeBytes = 8 << 20, MaxJournalFileSizeBytes = 8 << 20 },
                 170, crash: true, checkpointAt: 60),
         ];
     }

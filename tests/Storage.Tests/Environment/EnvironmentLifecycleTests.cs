@@ -37,6 +37,32 @@ public sealed class Opening_and_reopening_an_environment
     }
 
     [Fact]
+    public void Opening_a_directory_of_other_files_fails_with_NotAnEnvironment_and_creates_nothing()
+    {
+        using var temp = new TempDirectory();
+        var dir = temp.Combine("documents");
+        Directory.CreateDirectory(dir);
+        File.WriteAllText(Path.Combine(dir, "notes.txt"), "mine");
+        Directory.CreateDirectory(Path.Combine(dir, "photos"));
+
+        var error = Assert.Throws<StorageException>(() => StorageEnvironment.Open(dir, TestOptions.Small));
+
+        Assert.Equal(StorageErrorCode.NotAnEnvironment, error.ErrorCode);
+        Assert.Contains(nameof(StorageOptions.CreateInNonEmptyDirectory), error.Message);
+        Assert.Equal(["notes.txt", "photos"], Directory.EnumerateFileSystemEntries(dir).Select(Path.GetFileName).Order(StringComparer.Ordinal));
+
+        using (var env = StorageEnvironment.Open(dir, TestOptions.Small with { CreateInNonEmptyDirectory = true }))
+        {
+            using var tx = env.BeginWrite();
+            tx.CreateTree("t").Put("k"u8, "v"u8);
+            tx.Commit();
+        }
+        // Once it holds an environment, the directory opens without the option.
+        using var reopened = StorageEnvironment.Open(dir, TestOptions.Small);
+        Assert.Equal("mine", File.ReadAllText(Path.Combine(dir, "notes.txt")));
+    }
+
+    [Fact]
     public void Opening_an_empty_directory_without_CreateIfMissing_fails()
     {
         using var temp = new TempDirectory();
@@ -136,8 +162,8 @@ public sealed class Opening_and_reopening_an_environment
         Assert.Equal(nameof(StorageOptions.MinJournalFileSizeBytes), small.ParamName);
         var inverted = Assert.Throws<ArgumentOutOfRangeException>(() => StorageEnvironment.Open(temp.Path, new StorageOptions { MinJournalFileSizeBytes = 1 << 20, MaxJournalFileSizeBytes = 64 << 10 }));
         Assert.Equal(nameof(StorageOptions.MaxJournalFileSizeBytes), inverted.ParamName);
-        var flush = Assert.Throws<ArgumentOutOfRangeException>(() => StorageEnvironment.Open(temp.Path, new StorageOptions { FlushIntervalMs = 0 }));
-        Assert.Equal(nameof(StorageOptions.FlushIntervalMs), flush.ParamName);
+        var flush = Assert.Throws<ArgumentOutOfRangeException>(() => StorageEnvironment.Open(temp.Path, new StorageOptions { FlushInterval = TimeSpan.FromMilliseconds(0) }));
+        Assert.Equal(nameof(StorageOptions.FlushInterval), flush.ParamName);
         Assert.False(File.Exists(temp.Combine("data.storage")));
     }
 }

@@ -81,7 +81,7 @@ public sealed class The_oldest_reader
         var warned = new TaskCompletionSource<ReaderWarning>(TaskCreationOptions.RunContinuationsAsynchronously);
         var options = TestOptions.Small with
         {
-            FlushIntervalMs = 5,
+            FlushInterval = TimeSpan.FromMilliseconds(5),
             ReaderWarningAge = TimeSpan.Zero,
             OnReaderWarning = warning =>
             {

@@ -74,7 +74,7 @@ public sealed class A_failed_data_file_fsync_during_checkpoint
         using var temp = new TempDirectory("fsync");
         var faults = new ScriptedFaults();
         faults.FailSyncs(ScriptedFaults.IsDataFile, ScriptedFaults.Eio, once: false, thisThreadOnly: false);
-        var env = StorageEnvironment.Open(temp.Path, (TestOptions.Small with { FlushIntervalMs = 5, SyncIntervalMs = 5 }).WithFaults(faults));
+        var env = StorageEnvironment.Open(temp.Path, (TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(5), SyncInterval = TimeSpan.FromMilliseconds(5) }).WithFaults(faults));
         PutAndCommit(env, "t", ("a", "1"));
 
         // The flusher runs on its own; wait (bounded) until its failure stops writes.

@@ -45,7 +45,7 @@ public sealed class A_group_behaves_like_one_sorted_dictionary_per_member
     private static readonly StorageOptions[] Options =
     [
         TestOptions.JournalOnly with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10 },
-        TestOptions.Small with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10, FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20 },
+        TestOptions.Small with { MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10, FlushInterval = TimeSpan.FromMilliseconds(2), SyncInterval = TimeSpan.FromMilliseconds(5), ScratchBudgetBytes = 1 << 20 },
     ];
 
     [Fact]

@@ -116,12 +116,12 @@ public static class ModelOptions
 {
     private static readonly StorageOptions[] All =
     [
-        TestOptions.Small with { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000 },
-        TestOptions.Small with { FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20, FlushGapFillBytes = 1 << 20 },
-        TestOptions.Small with { FlushIntervalMs = 10, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20 },
-        TestOptions.Small with { FlushIntervalMs = 1, SyncIntervalMs = 1, ScratchBudgetBytes = 1 << 20, CompressionThresholdBytes = 4096 },
+        TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(600_000), SyncInterval = TimeSpan.FromMilliseconds(600_000) },
+        TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(2), SyncInterval = TimeSpan.FromMilliseconds(5), ScratchBudgetBytes = 1 << 20, FlushGapFillBytes = 1 << 20 },
+        TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(10), SyncInterval = TimeSpan.FromMilliseconds(600_000), ScratchBudgetBytes = 1 << 20 },
+        TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(1), SyncInterval = TimeSpan.FromMilliseconds(1), ScratchBudgetBytes = 1 << 20, CompressionThresholdBytes = 4096 },
         // Flushed only when scratch passes 1 MiB; while snapshots pin anything, new page versions go to the scratch file.
-        (TestOptions.Small with { FlushIntervalMs = 600_000, SyncIntervalMs = 600_000, ScratchBudgetBytes = 1 << 20 }).WithSpillWhenPinned(),
+        (TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(600_000), SyncInterval = TimeSpan.FromMilliseconds(600_000), ScratchBudgetBytes = 1 << 20 }).WithSpillWhenPinned(),
     ];
 
     public static int Count => All.Length;
@@ -131,7 +131,7 @@ public static class ModelOptions
     public static string Describe(int index)
     {
         var o = All[index];
-        return $"flush {o.FlushIntervalMs} ms, sync {o.SyncIntervalMs} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, gaps filled up to {o.FlushGapFillBytes >> 10} KiB, compression from {o.CompressionThresholdBytes} B{(o.Hooks.SpillWhenPinned ? ", spills whenever snapshots pin scratch" : "")}";
+        return $"flush {o.FlushInterval.TotalMilliseconds} ms, sync {o.SyncInterval.TotalMilliseconds} ms, scratch budget {o.ScratchBudgetBytes >> 20} MiB, gaps filled up to {o.FlushGapFillBytes >> 10} KiB, compression from {o.CompressionThresholdBytes} B{(o.Hooks.SpillWhenPinned ? ", spills whenever snapshots pin scratch" : "")}";
     }
 }
 

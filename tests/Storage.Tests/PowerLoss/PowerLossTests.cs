@@ -54,7 +54,7 @@ public sealed class A_power_cut_at_any_sync_point(ITestOutputHelper output)
             {
                 MinJournalFileSizeBytes = 64 << 10, MaxJournalFileSizeBytes = 128 << 10, JournalWriteMethod = JournalWriteMethod.BufferedThenSync,
             },
-            _ => TestOptions.Small with { FlushIntervalMs = 2, SyncIntervalMs = 5, ScratchBudgetBytes = 1 << 20, MaxJournalFileSizeBytes = 128 << 10 },
+            _ => TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(2), SyncInterval = TimeSpan.FromMilliseconds(5), ScratchBudgetBytes = 1 << 20, MaxJournalFileSizeBytes = 128 << 10 },
         };
         var models = new List<PowerLossModel> { PowerLossModel.Empty };
         using (var env = StorageEnvironment.Open(dir, options.WithFaults(recorder)))

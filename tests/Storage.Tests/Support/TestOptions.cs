@@ -20,8 +20,8 @@ internal static class TestOptions
     /// </summary>
     public static StorageOptions JournalOnly { get; } = Small with
     {
-        FlushIntervalMs = 600_000,
-        SyncIntervalMs = 600_000,
+        FlushInterval = TimeSpan.FromMilliseconds(600_000),
+        SyncInterval = TimeSpan.FromMilliseconds(600_000),
         ScratchBudgetBytes = 1L << 30,
         MaxJournalFileSizeBytes = 4 << 20,
     };
@@ -29,8 +29,8 @@ internal static class TestOptions
     /// <summary>Background flushes and syncs as often as possible.</summary>
     public static StorageOptions Busy { get; } = Small with
     {
-        FlushIntervalMs = 1,
-        SyncIntervalMs = 1,
+        FlushInterval = TimeSpan.FromMilliseconds(1),
+        SyncInterval = TimeSpan.FromMilliseconds(1),
         ScratchBudgetBytes = 1 << 20,
     };
 }

@@ -34,7 +34,7 @@ public sealed class A_reader_held_across_many_commits
     public void Gives_back_what_it_kept_once_it_ends_even_if_those_pages_never_change_again()
     {
         using var temp = new TempDirectory();
-        var options = TestOptions.Small with { FlushIntervalMs = 1 };
+        var options = TestOptions.Small with { FlushInterval = TimeSpan.FromMilliseconds(1) };
         using var env = StorageEnvironment.Open(temp.Path, options);
         using (var tx = env.BeginWrite())
         {

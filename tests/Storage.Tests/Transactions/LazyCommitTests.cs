@@ -76,7 +76,7 @@ public sealed class A_lazy_commit
     public void Is_written_by_the_background_within_the_configured_delay()
     {
         using var dir = new TempDirectory();
-        using var env = StorageEnvironment.Open(dir.Path, TestOptions.Small with { LazyCommitDelay = TimeSpan.FromMilliseconds(20), FlushIntervalMs = 60_000 });
+        using var env = StorageEnvironment.Open(dir.Path, TestOptions.Small with { LazyCommitDelay = TimeSpan.FromMilliseconds(20), FlushInterval = TimeSpan.FromMilliseconds(60_000) });
         var lazy = Commit(env, CommitDurability.Lazy, ("a", "lazy"));
         var deadline = Stopwatch.StartNew();
         while (env.GetStats().LastDurableTransactionId < lazy.TransactionId)
