@@ -255,7 +255,19 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
         return _merger.WriteAsync(operation, cancellationToken);
     }
 
-    /// <summary>As <see cref="WriteAsync"/>, blocking the calling thread until the merged commit is durable.</summary>
+    /// <summary>
+    /// As <see cref="WriteAsync(Action{WriteTransaction}, CancellationToken)"/>, returning what <paramref name="operation"/>
+    /// returned (in the run that was committed, when it ran more than once) once the merged commit is durable.
+    /// </summary>
+    public async Task<T> WriteAsync<T>(Func<WriteTransaction, T> operation, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(operation);
+        T result = default!;
+        await WriteAsync(tx => { result = operation(tx); }, cancellationToken).ConfigureAwait(false);
+        return result;
+    }
+
+    /// <summary>As <see cref="WriteAsync(Action{WriteTransaction}, CancellationToken)"/>, blocking the calling thread until the merged commit is durable.</summary>
     /// <exception cref="InvalidOperationException">Called from inside a merged write's operation, which would wait for itself.</exception>
     public CommitStats Write(Action<WriteTransaction> operation)
     {

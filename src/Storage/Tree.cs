@@ -128,6 +128,61 @@ public sealed class Tree
     public TreeRange Prefix(ReadOnlySpan<byte> prefix, bool reverse = false) =>
         new(CreateCursor(), default, default, prefix, reverse);
 
+    /// <summary>
+    /// The entries with <paramref name="fromInclusive"/> &lt;= key &lt; <paramref name="toExclusive"/> (an empty bound is
+    /// open) as an enumerable of copies, for code that awaits between entries or uses LINQ. <see cref="Range"/> reads
+    /// the same entries without copying, where the loop does not await.
+    /// </summary>
+    public IEnumerable<KeyValuePair<byte[], byte[]>> ReadRange(ReadOnlySpan<byte> fromInclusive, ReadOnlySpan<byte> toExclusive, bool reverse = false)
+    {
+        EnsureUsable();
+        return new TreeEntries(this, fromInclusive.ToArray(), toExclusive.ToArray(), [], reverse);
+    }
+
+    /// <summary>
+    /// The entries whose key starts with <paramref name="prefix"/> as an enumerable of copies (see <see cref="ReadRange"/>).
+    /// </summary>
+    public IEnumerable<KeyValuePair<byte[], byte[]>> ReadPrefix(ReadOnlySpan<byte> prefix, bool reverse = false)
+    {
+        EnsureUsable();
+        return new TreeEntries(this, [], [], prefix.ToArray(), reverse);
+    }
+
+    /// <summary>
+    /// Inserts or replaces the value of <paramref name="key"/> with <paramref name="length"/> bytes and returns them, to
+    /// be filled in place (as LMDB's <c>MDB_RESERVE</c>): a serializer writes straight into the page, with no array in
+    /// between. The bytes start zeroed. The span is valid until the next change in the transaction (which may move the
+    /// value) and until it ends; what is in it when the transaction commits is what is committed.
+    /// </summary>
+    /// <exception cref="ArgumentException">The key is empty or longer than 1,024 bytes; nothing was written.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="length"/> is negative.</exception>
+    public Span<byte> Reserve(ReadOnlySpan<byte> key, int length)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(length);
+        EnsureWritable();
+        ValidateKey(key);
+        byte[]? rented = null;
+        try
+        {
+            var zeros = length <= 1024 ? stackalloc byte[length] : (rented = System.Buffers.ArrayPool<byte>.Shared.Rent(length)).AsSpan(0, length);
+            zeros.Clear();
+            Btree.Put(key, zeros);
+            if (!Btree.TryGet(key, out var value) || value.Length != length) throw new InvalidOperationException("The reserved value was not found after it was written.");
+            // The transaction's own copy of the page (or overflow run): written by this transaction, so writable, and
+            // its lines are marked written, so the commit journals what the caller puts there.
+            return System.Runtime.InteropServices.MemoryMarshal.CreateSpan(ref System.Runtime.InteropServices.MemoryMarshal.GetReference(value), value.Length);
+        }
+        catch
+        {
+            _transaction.Fail();
+            throw;
+        }
+        finally
+        {
+            if (rented is not null) System.Buffers.ArrayPool<byte>.Shared.Return(rented);
+        }
+    }
+
     /// <summary>The tree's shape.</summary>
     public TreeStats GetStats()
     {

@@ -26,14 +26,15 @@ public ref struct TreeRange
     private readonly bool _reverse;
     private bool _started;
 
-    internal TreeRange(TreeCursor cursor, ReadOnlySpan<byte> fromInclusive, ReadOnlySpan<byte> toExclusive, ReadOnlySpan<byte> prefix, bool reverse)
+    internal TreeRange(TreeCursor cursor, ReadOnlySpan<byte> fromInclusive, ReadOnlySpan<byte> toExclusive, ReadOnlySpan<byte> prefix, bool reverse,
+        bool started = false)
     {
         _cursor = cursor;
         _from = fromInclusive;
         _to = toExclusive;
         _prefix = prefix;
         _reverse = reverse;
-        _started = false;
+        _started = started;
     }
 
     /// <summary>For <c>foreach</c>.</summary>
@@ -56,6 +57,19 @@ public ref struct TreeRange
             positioned = _reverse ? _cursor.MovePrevious() : _cursor.MoveNext();
         }
         return positioned && InRange(_cursor.Key);
+    }
+
+    /// <summary>
+    /// Copies the entries not yet enumerated (all of them, on a fresh range), up to <paramref name="limit"/>, into a list
+    /// that outlives the transaction and may be used across <c>await</c>.
+    /// </summary>
+    /// <param name="limit">At most this many entries are copied.</param>
+    public List<KeyValuePair<byte[], byte[]>> ToList(int limit = int.MaxValue)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(limit);
+        var entries = new List<KeyValuePair<byte[], byte[]>>();
+        while (entries.Count < limit && MoveNext()) entries.Add(new(_cursor.Key.ToArray(), _cursor.Value.ToArray()));
+        return entries;
     }
 
     /// <summary>Counts the entries left in the range (consumes it).</summary>

@@ -1,7 +1,7 @@
 namespace Storage.Commit;
 
 /// <summary>
-/// The merged writes of <see cref="StorageEnvironment.WriteAsync"/> and <see cref="StorageEnvironment.Write"/>: callers'
+/// The merged writes of <see cref="StorageEnvironment.WriteAsync(Action{WriteTransaction}, CancellationToken)"/> and <see cref="StorageEnvironment.Write"/>: callers'
 /// operations queue here, and two threads of the environment's own, started at the first merged write, do the work: one
 /// runs the operations waiting in one write transaction and hands it to the journal while it begins the next; the other
 /// waits for their durable writes and tells the callers. Neither depends on the thread pool.
