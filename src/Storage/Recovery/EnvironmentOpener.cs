@@ -95,7 +95,8 @@ internal static class EnvironmentOpener
         foreach (var entry in Directory.EnumerateFileSystemEntries(directory))
         {
             var name = Path.GetFileName(entry);
-            if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory) continue;
+            // The data file's name is the environment's even when something else stands there (the open then says what).
+            if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory or DataFile.FileName) continue;
             if (name == DataFile.FileName + EnvironmentCreator.TemporarySuffix) continue;
             if (name.StartsWith("scratch-", StringComparison.Ordinal) && name.EndsWith(".spill", StringComparison.Ordinal)) continue;
             return entry;
