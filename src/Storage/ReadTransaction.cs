@@ -8,7 +8,7 @@ namespace Storage;
 /// </summary>
 /// <remarks>
 /// While it is open, every page version it sees stays in scratch memory and the flusher writes nothing newer to the
-/// data file (see <see cref="EnvironmentStats.PinnedBytes"/>): end readers promptly. An environment warns about old
+/// data file (see <see cref="MemoryUse.PinnedBytes"/>): end readers promptly. An environment warns about old
 /// readers (<see cref="StorageOptions.OnReaderWarning"/>) and can act at a limit (<see cref="StorageOptions.ReaderLimitPolicy"/>).
 /// When <see cref="ReaderLimitPolicy.EndOldestReader"/> ends this transaction, everything it returned stays valid until
 /// its next call into the API (on it, or on a tree, cursor or range of it); that call throws <see cref="StorageException"/>

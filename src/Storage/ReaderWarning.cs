@@ -13,7 +13,7 @@ public readonly record struct ReaderWarning
     /// <summary>How long ago the oldest reader began.</summary>
     public TimeSpan Age { get; init; }
 
-    /// <summary>Scratch bytes open snapshots pin (see <see cref="EnvironmentStats.PinnedBytes"/>).</summary>
+    /// <summary>Scratch bytes open snapshots pin (see <see cref="MemoryUse.PinnedBytes"/>).</summary>
     public long PinnedBytes { get; init; }
 
     /// <summary>

@@ -175,44 +175,14 @@ public readonly record struct TreeStats
     public long OverflowPages { get; init; }
 }
 
-/// <summary>Totals for an environment since it was opened, and its current shape.</summary>
+/// <summary>
+/// What an environment is doing and holding (<see cref="StorageEnvironment.GetStats()"/>): where its transactions are, and
+/// then, in groups, its commits, journal, flushes, file space, memory and readers. Counters run since open.
+/// </summary>
 public readonly record struct EnvironmentStats
 {
     /// <summary>The last committed transaction.</summary>
     public long LastTransactionId { get; init; }
-
-    /// <summary>Write transactions committed since open.</summary>
-    public long Commits { get; init; }
-
-    /// <summary>Durable journal writes issued since open.</summary>
-    public long JournalWrites { get; init; }
-
-    /// <summary>Journal bytes written since open.</summary>
-    public long JournalBytes { get; init; }
-
-    /// <summary>Pages modified by committed transactions since open.</summary>
-    public long PagesModified { get; init; }
-
-    /// <summary>Flushes since open.</summary>
-    public long Flushes { get; init; }
-
-    /// <summary>Pages written by flushes since open.</summary>
-    public long FlushedPages { get; init; }
-
-    /// <summary>Write calls of flushes since open.</summary>
-    public long FlushRuns { get; init; }
-
-    /// <summary>Bytes written by flushes since open.</summary>
-    public long FlushedBytes { get; init; }
-
-    /// <summary>Flushes since open that met a full disk while writing pages and left them, still readable in memory, to a later flush.</summary>
-    public long FlushesDeferredForSpace { get; init; }
-
-    /// <summary>Bytes of the data file given back to the file system since open: free runs punched out of it, and its free end cut off.</summary>
-    public long SpaceGivenBackBytes { get; init; }
-
-    /// <summary>Data file syncs (each followed by a header write) since open.</summary>
-    public long Syncs { get; init; }
 
     /// <summary>The last transaction whose journal entry is durable (behind <see cref="LastTransactionId"/> only while lazy commits wait).</summary>
     public long LastDurableTransactionId { get; init; }
@@ -220,9 +190,100 @@ public readonly record struct EnvironmentStats
     /// <summary>The last transaction known to be in the synced data file.</summary>
     public long LastSyncedTransactionId { get; init; }
 
-    /// <summary>Journal entries replayed when the environment opened.</summary>
-    public long RecoveredTransactions { get; init; }
+    /// <summary>Which I/O backend the environment uses: "io_uring" (Linux) or "win32-overlapped" (Windows) through the native layer, or "managed".</summary>
+    public string IoBackend { get; init; }
 
+    /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
+    public RecoveryStats Recovery { get; init; }
+
+    /// <summary>Write transactions committed, the pages they changed, where their time went and how long commits took.</summary>
+    public CommitActivity Commits { get; init; }
+
+    /// <summary>Journal writes, bytes, files, and how writes are made durable.</summary>
+    public JournalActivity Journal { get; init; }
+
+    /// <summary>Flushes of committed pages into the data file, and syncs.</summary>
+    public FlushActivity Flush { get; init; }
+
+    /// <summary>The data file: its size, pages allocated and free, space given back.</summary>
+    public FileSpace Space { get; init; }
+
+    /// <summary>Scratch memory: page versions not yet in the data file, and what snapshots pin.</summary>
+    public MemoryUse Memory { get; init; }
+
+    /// <summary>Open transactions, the oldest reader, and what reader warnings and limits did.</summary>
+    public ReaderActivity Readers { get; init; }
+}
+
+/// <summary>Write transactions since open (<see cref="EnvironmentStats.Commits"/>).</summary>
+public readonly record struct CommitActivity
+{
+    /// <summary>Write transactions committed since open.</summary>
+    public long Count { get; init; }
+
+    /// <summary>Pages modified by committed transactions since open.</summary>
+    public long PagesModified { get; init; }
+
+    /// <summary>Where the time of write transactions went since open, phase by phase.</summary>
+    public CommitPhaseTimes Phases { get; init; }
+
+    /// <summary>How long <see cref="WriteTransaction.Commit()"/> took, for commits that wrote an entry.</summary>
+    public LatencySummary Latency { get; init; }
+}
+
+/// <summary>The journal since open (<see cref="EnvironmentStats.Journal"/>).</summary>
+public readonly record struct JournalActivity
+{
+    /// <summary>Durable journal writes issued since open.</summary>
+    public long Writes { get; init; }
+
+    /// <summary>Journal bytes written since open.</summary>
+    public long Bytes { get; init; }
+
+    /// <summary>Journal files in use.</summary>
+    public int Files { get; init; }
+
+    /// <summary>Whether journal writes bypass the page cache (direct I/O).</summary>
+    public bool DirectIo { get; init; }
+
+    /// <summary>
+    /// Whether the environment's entries go into its group's shared journal (<see cref="EnvironmentGroup"/>): then
+    /// <see cref="Writes"/> counts the group's writes that carried them, which other members' entries shared.
+    /// </summary>
+    public bool Shared { get; init; }
+
+    /// <summary>How journal writes are made durable now, and what the last measurement of the two ways found.</summary>
+    public JournalWriteStats WriteMethod { get; init; }
+
+    /// <summary>How long each durable journal write took.</summary>
+    public LatencySummary WriteLatency { get; init; }
+}
+
+/// <summary>Flushes and syncs since open (<see cref="EnvironmentStats.Flush"/>).</summary>
+public readonly record struct FlushActivity
+{
+    /// <summary>Flushes since open.</summary>
+    public long Count { get; init; }
+
+    /// <summary>Pages written by flushes since open.</summary>
+    public long Pages { get; init; }
+
+    /// <summary>Write calls of flushes since open.</summary>
+    public long Runs { get; init; }
+
+    /// <summary>Bytes written by flushes since open.</summary>
+    public long Bytes { get; init; }
+
+    /// <summary>Flushes since open that met a full disk while writing pages and left them, still readable in memory, to a later flush.</summary>
+    public long DeferredForSpace { get; init; }
+
+    /// <summary>Data file syncs (each followed by a header write) since open.</summary>
+    public long Syncs { get; init; }
+}
+
+/// <summary>The data file's space (<see cref="EnvironmentStats.Space"/>).</summary>
+public readonly record struct FileSpace
+{
     /// <summary>Size of the data file.</summary>
     public long DataFileBytes { get; init; }
 
@@ -232,69 +293,49 @@ public readonly record struct EnvironmentStats
     /// <summary>Free pages inside the allocated part of the file.</summary>
     public long FreePages { get; init; }
 
+    /// <summary>Bytes of the data file given back to the file system since open: free runs punched out of it, and its free end cut off.</summary>
+    public long GivenBackBytes { get; init; }
+}
+
+/// <summary>Scratch memory (<see cref="EnvironmentStats.Memory"/>).</summary>
+public readonly record struct MemoryUse
+{
     /// <summary>Scratch holding page versions not yet in the data file (in memory, and in the scratch file while it spills).</summary>
     public long ScratchBytes { get; init; }
-
-    /// <summary>Journal files in use.</summary>
-    public int JournalFiles { get; init; }
-
-    /// <summary>Active read and write transactions.</summary>
-    public int ActiveTransactions { get; init; }
-
-    /// <summary>How long ago the oldest open read transaction began (zero when none is open).</summary>
-    public TimeSpan OldestReaderAge { get; init; }
-
-    /// <summary>The snapshot (transaction id) the oldest open read transaction reads, or 0 when none is open.</summary>
-    public long OldestReaderTransactionId { get; init; }
-
-    /// <summary>
-    /// Scratch bytes open snapshots pin: page versions a newer commit replaced that a snapshot still reads, and versions
-    /// newer than the oldest snapshot, which the flusher may not write while that snapshot can still read the data file.
-    /// They are freed or flushed as the snapshots end.
-    /// </summary>
-    public long PinnedBytes { get; init; }
 
     /// <summary>The part of <see cref="ScratchBytes"/> held in the scratch file (<see cref="StorageOptions.SpillScratchToFile"/>).</summary>
     public long ScratchSpilledBytes { get; init; }
 
+    /// <summary>
+    /// Scratch held for open snapshots: page versions newer than the oldest snapshot, which the flusher may not write
+    /// while that snapshot can still read the data file. They are freed or flushed as the snapshots end.
+    /// </summary>
+    public long PinnedBytes { get; init; }
+}
+
+/// <summary>Transactions and readers (<see cref="EnvironmentStats.Readers"/>).</summary>
+public readonly record struct ReaderActivity
+{
+    /// <summary>Active read and write transactions.</summary>
+    public int ActiveTransactions { get; init; }
+
+    /// <summary>How long ago the oldest open read transaction began (zero when none is open).</summary>
+    public TimeSpan OldestAge { get; init; }
+
+    /// <summary>The snapshot (transaction id) the oldest open read transaction reads, or 0 when none is open.</summary>
+    public long OldestTransactionId { get; init; }
+
     /// <summary>Reader warnings and limits reached since open (<see cref="StorageOptions.OnReaderWarning"/>).</summary>
-    public long ReaderWarnings { get; init; }
+    public long Warnings { get; init; }
 
     /// <summary>Read transactions ended by <see cref="ReaderLimitPolicy.EndOldestReader"/> since open.</summary>
-    public long ReadersEnded { get; init; }
+    public long Ended { get; init; }
 
     /// <summary>Commits refused by <see cref="ReaderLimitPolicy.FailCommits"/> since open.</summary>
     public long CommitsRefused { get; init; }
 
     /// <summary>Transactions found collected without having been disposed since open (<see cref="StorageOptions.OnTransactionLeaked"/>).</summary>
     public long LeakedTransactions { get; init; }
-
-    /// <summary>Which I/O backend the environment uses: "io_uring" (Linux) or "win32-overlapped" (Windows) through the native layer, or "managed".</summary>
-    public string IoBackend { get; init; }
-
-    /// <summary>Whether journal writes bypass the page cache (O_DIRECT).</summary>
-    public bool JournalDirectIo { get; init; }
-
-    /// <summary>How journal writes are made durable now, and what the last measurement of the two ways found.</summary>
-    public JournalWriteStats JournalWriteMethod { get; init; }
-
-    /// <summary>
-    /// Whether the environment's entries go into its group's shared journal (<see cref="EnvironmentGroup"/>): then
-    /// <see cref="JournalWrites"/> counts the group's writes that carried them, which other members' entries shared.
-    /// </summary>
-    public bool JournalShared { get; init; }
-
-    /// <summary>What opening the environment found and did: entries replayed, a dropped torn entry, transactions given up.</summary>
-    public RecoveryStats Recovery { get; init; }
-
-    /// <summary>Where the time of write transactions went since open, phase by phase.</summary>
-    public CommitPhaseTimes CommitPhases { get; init; }
-
-    /// <summary>How long <see cref="WriteTransaction.Commit()"/> took, for commits that wrote an entry.</summary>
-    public LatencySummary CommitLatency { get; init; }
-
-    /// <summary>How long each durable journal write took.</summary>
-    public LatencySummary JournalWriteLatency { get; init; }
 }
 
 /// <summary>What the open of an environment recovered from its journal, and what it had to give up.</summary>

@@ -332,42 +332,59 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
         return new EnvironmentStats
         {
             LastTransactionId = state.TransactionId,
-            Commits = Commits.Commits,
-            JournalWrites = Journal.DurableWrites,
-            JournalBytes = Journal.BytesWritten,
-            PagesModified = Commits.PagesModified,
-            Flushes = _flusher.Flushes,
-            FlushedPages = _flusher.FlushedPages,
-            FlushRuns = _flusher.FlushRuns,
-            FlushedBytes = _flusher.FlushedBytes,
-            FlushesDeferredForSpace = _flusher.FlushesDeferredForSpace,
-            SpaceGivenBackBytes = DataFile.PunchedBytes + _flusher.Space.CutBytes,
-            Syncs = _flusher.Syncs,
-            LastSyncedTransactionId = _flusher.SyncedUpTo,
             LastDurableTransactionId = Journal.DurableTransactionId,
-            RecoveredTransactions = Recovery.ReplayedTransactions,
-            Recovery = Recovery,
-            DataFileBytes = DataFile.PageCount * PageLayout.PageSizeBytes,
-            PagesInUseOrFree = state.NextPageNumber,
-            FreePages = FreeSpace.TotalFreePages,
-            ScratchBytes = Scratch.BytesInUse,
-            JournalFiles = Journal.FileCount,
-            ActiveTransactions = Readers.ActiveCount,
-            OldestReaderAge = readers.Reader?.Age ?? TimeSpan.Zero,
-            OldestReaderTransactionId = readers.Reader?.TransactionId ?? 0,
-            PinnedBytes = readers.PinnedBytes,
-            ScratchSpilledBytes = Scratch.SpilledBytes,
-            ReaderWarnings = ReaderMonitor.Warnings,
-            ReadersEnded = ReaderMonitor.ReadersEnded,
-            CommitsRefused = ReaderMonitor.CommitsRefused,
-            LeakedTransactions = ReaderMonitor.Leaked,
+            LastSyncedTransactionId = _flusher.SyncedUpTo,
             IoBackend = DataFile.Io.Name,
-            JournalDirectIo = Journal.IsDirect,
-            JournalWriteMethod = Journal.WritePolicy.Snapshot(),
-            JournalShared = Journal.IsShared,
-            CommitPhases = Commits.Profile.Snapshot(),
-            CommitLatency = Commits.Profile.CommitLatency.Summarize(),
-            JournalWriteLatency = Commits.Profile.JournalWriteLatency.Summarize(),
+            Recovery = Recovery,
+            Commits = new CommitActivity
+            {
+                Count = Commits.Commits,
+                PagesModified = Commits.PagesModified,
+                Phases = Commits.Profile.Snapshot(),
+                Latency = Commits.Profile.CommitLatency.Summarize(),
+            },
+            Journal = new JournalActivity
+            {
+                Writes = Journal.DurableWrites,
+                Bytes = Journal.BytesWritten,
+                Files = Journal.FileCount,
+                DirectIo = Journal.IsDirect,
+                Shared = Journal.IsShared,
+                WriteMethod = Journal.WritePolicy.Snapshot(),
+                WriteLatency = Commits.Profile.JournalWriteLatency.Summarize(),
+            },
+            Flush = new FlushActivity
+            {
+                Count = _flusher.Flushes,
+                Pages = _flusher.FlushedPages,
+                Runs = _flusher.FlushRuns,
+                Bytes = _flusher.FlushedBytes,
+                DeferredForSpace = _flusher.FlushesDeferredForSpace,
+                Syncs = _flusher.Syncs,
+            },
+            Space = new FileSpace
+            {
+                DataFileBytes = DataFile.PageCount * PageLayout.PageSizeBytes,
+                PagesInUseOrFree = state.NextPageNumber,
+                FreePages = FreeSpace.TotalFreePages,
+                GivenBackBytes = DataFile.PunchedBytes + _flusher.Space.CutBytes,
+            },
+            Memory = new MemoryUse
+            {
+                ScratchBytes = Scratch.BytesInUse,
+                ScratchSpilledBytes = Scratch.SpilledBytes,
+                PinnedBytes = readers.PinnedBytes,
+            },
+            Readers = new ReaderActivity
+            {
+                ActiveTransactions = Readers.ActiveCount,
+                OldestAge = readers.Reader?.Age ?? TimeSpan.Zero,
+                OldestTransactionId = readers.Reader?.TransactionId ?? 0,
+                Warnings = ReaderMonitor.Warnings,
+                Ended = ReaderMonitor.ReadersEnded,
+                CommitsRefused = ReaderMonitor.CommitsRefused,
+                LeakedTransactions = ReaderMonitor.Leaked,
+            },
         };
     }
 }

@@ -125,7 +125,7 @@ public sealed record StorageOptions
     public TimeSpan ReaderWarningAge { get; init; } = TimeSpan.FromMinutes(1);
 
     /// <summary>
-    /// The same warning when open snapshots pin more than this many bytes of scratch (<see cref="EnvironmentStats.PinnedBytes"/>).
+    /// The same warning when open snapshots pin more than this many bytes of scratch (<see cref="MemoryUse.PinnedBytes"/>).
     /// <see cref="long.MaxValue"/>: no warning by size.
     /// </summary>
     public long ReaderWarningPinnedBytes { get; init; } = 1L << 30;
@@ -156,7 +156,7 @@ public sealed record StorageOptions
     /// <summary>
     /// Called when a transaction is found collected without having been disposed, after what it held was released (a
     /// write transaction's lock included). Runs on the finalizer thread: keep it short and do not block; exceptions it
-    /// throws are ignored. Counted in <see cref="EnvironmentStats.LeakedTransactions"/> and <c>storage.transactions.leaked</c>.
+    /// throws are ignored. Counted in <see cref="ReaderActivity.LeakedTransactions"/> and <c>storage.transactions.leaked</c>.
     /// </summary>
     public Action<LeakedTransaction>? OnTransactionLeaked { get; init; }
 

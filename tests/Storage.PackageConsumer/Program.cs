@@ -45,8 +45,8 @@ try
         var stats = env.GetStats();
         backend = stats.IoBackend;
         // The tree's pages were allocated side by side: the flush writes them as runs, not page by page.
-        Check(stats.FlushedPages > 1 && stats.FlushRuns < stats.FlushedPages,
-            $"the flush merged adjacent pages into runs ({stats.FlushedPages} pages, {stats.FlushRuns} writes)");
+        Check(stats.Flush.Pages > 1 && stats.Flush.Runs < stats.Flush.Pages,
+            $"the flush merged adjacent pages into runs ({stats.Flush.Pages} pages, {stats.Flush.Runs} writes)");
     }
     using (var env = StorageEnvironment.Open(directory))
     using (var read = env.BeginRead())

@@ -141,17 +141,17 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
         figures.Add(new("flushed bytes", Format.Bytes(Interlocked.Read(ref _flushedBytes))));
         if (_statsBeforeDispose is { } stats)
         {
-            figures.Add(new("journal writes / bytes (before dispose)", $"{Format.Count(stats.JournalWrites)} / {Format.Bytes(stats.JournalBytes)}"));
-            figures.Add(new("data file syncs (before dispose)", Format.Count(stats.Syncs)));
-            figures.Add(new("journal direct I/O", stats.JournalDirectIo ? "yes" : "no"));
-            var writes = stats.JournalWriteMethod;
+            figures.Add(new("journal writes / bytes (before dispose)", $"{Format.Count(stats.Journal.Writes)} / {Format.Bytes(stats.Journal.Bytes)}"));
+            figures.Add(new("data file syncs (before dispose)", Format.Count(stats.Flush.Syncs)));
+            figures.Add(new("journal direct I/O", stats.Journal.DirectIo ? "yes" : "no"));
+            var writes = stats.Journal.WriteMethod;
             figures.Add(new("journal durable writes: method in use (files choosing direct / buffered; last medians, us)",
                 $"{writes.Method} ({Format.Count(writes.DirectSyncChosen)} / {Format.Count(writes.BufferedThenSyncChosen)}; {Format.Decimal(writes.DirectSyncMedian.TotalMicroseconds)} / {Format.Decimal(writes.BufferedThenSyncMedian.TotalMicroseconds)})"));
-            if (stats.CommitLatency.Count > 0)
+            if (stats.Commits.Latency.Count > 0)
             {
-                figures.Add(new("commit latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.CommitLatency)));
-                figures.Add(new("journal write latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.JournalWriteLatency)));
-                figures.AddRange(CommitPhaseFigures(stats.CommitPhases));
+                figures.Add(new("commit latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.Commits.Latency)));
+                figures.Add(new("journal write latency p50 / p99 / p99.9 / max (ms)", Format.Latencies(stats.Journal.WriteLatency)));
+                figures.AddRange(CommitPhaseFigures(stats.Commits.Phases));
             }
         }
         return figures;

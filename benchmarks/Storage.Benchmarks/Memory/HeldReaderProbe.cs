@@ -89,7 +89,7 @@ internal static class HeldReaderProbe
                 var stats = environment.GetStats();
                 var (anon, file) = StatusRss();
                 output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"{c,7} {rate,7:N0} {Mib(ProcessMemory.RssBytes()),8} {Mib(anon),8} {Mib(file),8} {Mib(stats.ScratchBytes),12} {Mib(stats.ScratchSpilledBytes),11} {Mib(stats.PinnedBytes),10} {Mib(CgroupMemory.UsageBytes()),17} {Mib(CgroupMemory.Stat("total_cache")),16} {Mib(CgroupMemory.Stat("total_dirty")),16}"));
+                    $"{c,7} {rate,7:N0} {Mib(ProcessMemory.RssBytes()),8} {Mib(anon),8} {Mib(file),8} {Mib(stats.Memory.ScratchBytes),12} {Mib(stats.Memory.ScratchSpilledBytes),11} {Mib(stats.Memory.PinnedBytes),10} {Mib(CgroupMemory.UsageBytes()),17} {Mib(CgroupMemory.Stat("total_cache")),16} {Mib(CgroupMemory.Stat("total_dirty")),16}"));
             }
             var held = clock.Elapsed;
             reader.Dispose();

@@ -117,8 +117,8 @@ internal sealed class GroupJournals : IWorkload
         }
         else if (instances.All(i => i is StorageEngineInstance))
         {
-            var writes = instances.Sum(i => ((StorageEngineInstance)i).Stats.JournalWrites);
-            var bytes = instances.Sum(i => ((StorageEngineInstance)i).Stats.JournalBytes);
+            var writes = instances.Sum(i => ((StorageEngineInstance)i).Stats.Journal.Writes);
+            var bytes = instances.Sum(i => ((StorageEngineInstance)i).Stats.Journal.Bytes);
             figures.Add(new("durable journal writes (all 9 journals)", Format.Count(writes)));
             figures.Add(new("journal bytes written (all 9 journals)", Format.Bytes(bytes)));
         }

@@ -60,7 +60,7 @@ internal sealed class CommitPipeline : IJournalListener, IDisposable
         journal.Attach(this);
     }
 
-    /// <summary>Where write transactions spend their time (<see cref="EnvironmentStats.CommitPhases"/>).</summary>
+    /// <summary>Where write transactions spend their time (<see cref="CommitActivity.Phases"/>).</summary>
     public CommitProfile Profile { get; } = new();
 
     /// <summary>The thread-pool helper that diffs half of a large transaction's pages (tests switch it off).</summary>

@@ -32,25 +32,25 @@ internal sealed class StorageMetrics : IDisposable
     {
         Func<EnvironmentStats> stats = () => environment.GetStats(environment.ReaderMonitor.Recent());
         _meter.CreateObservableCounter("storage.commits", () => stats().Commits, "{transaction}", "Write transactions committed");
-        _meter.CreateObservableCounter("storage.journal.writes", () => stats().JournalWrites, "{write}", "Durable journal writes issued");
-        _meter.CreateObservableCounter("storage.journal.bytes", () => stats().JournalBytes, "By", "Journal bytes written");
-        _meter.CreateObservableCounter("storage.pages.modified", () => stats().PagesModified, "{page}", "Pages modified by committed transactions");
-        _meter.CreateObservableCounter("storage.flushes", () => stats().Flushes, "{flush}", "Flushes to the data file");
-        _meter.CreateObservableCounter("storage.flush.pages", () => stats().FlushedPages, "{page}", "Pages written by flushes");
-        _meter.CreateObservableCounter("storage.flush.runs", () => stats().FlushRuns, "{write}", "Write calls of flushes, after merging adjacent pages");
-        _meter.CreateObservableCounter("storage.flush.bytes", () => stats().FlushedBytes, "By", "Bytes written by flushes");
-        _meter.CreateObservableCounter("storage.syncs", () => stats().Syncs, "{sync}", "Data file syncs, each followed by a header write");
-        _meter.CreateObservableGauge("storage.scratch.bytes", () => stats().ScratchBytes, "By", "Scratch memory holding page versions not yet in the data file");
-        _meter.CreateObservableGauge("storage.datafile.bytes", () => stats().DataFileBytes, "By", "Size of the data file");
-        _meter.CreateObservableGauge("storage.transactions.active", () => stats().ActiveTransactions, "{transaction}", "Open read and write transactions");
-        _meter.CreateObservableGauge("storage.readers.oldest.age", () => stats().OldestReaderAge.TotalSeconds, "s", "How long the oldest open read transaction has been open");
-        _meter.CreateObservableGauge("storage.readers.pinned.bytes", () => stats().PinnedBytes, "By", "Scratch bytes open snapshots keep from being freed or flushed");
-        _meter.CreateObservableCounter("storage.readers.warnings", () => stats().ReaderWarnings, "{warning}", "Times the oldest reader passed the warning threshold or the limit");
-        _meter.CreateObservableCounter("storage.readers.ended", () => stats().ReadersEnded, "{transaction}", "Read transactions ended by the reader limit policy");
-        _meter.CreateObservableCounter("storage.commits.refused", () => stats().CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
-        _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
+        _meter.CreateObservableCounter("storage.journal.writes", () => stats().Journal.Writes, "{write}", "Durable journal writes issued");
+        _meter.CreateObservableCounter("storage.journal.bytes", () => stats().Journal.Bytes, "By", "Journal bytes written");
+        _meter.CreateObservableCounter("storage.pages.modified", () => stats().Commits.PagesModified, "{page}", "Pages modified by committed transactions");
+        _meter.CreateObservableCounter("storage.flushes", () => stats().Flush.Count, "{flush}", "Flushes to the data file");
+        _meter.CreateObservableCounter("storage.flush.pages", () => stats().Flush.Pages, "{page}", "Pages written by flushes");
+        _meter.CreateObservableCounter("storage.flush.runs", () => stats().Flush.Runs, "{write}", "Write calls of flushes, after merging adjacent pages");
+        _meter.CreateObservableCounter("storage.flush.bytes", () => stats().Flush.Bytes, "By", "Bytes written by flushes");
+        _meter.CreateObservableCounter("storage.syncs", () => stats().Flush.Syncs, "{sync}", "Data file syncs, each followed by a header write");
+        _meter.CreateObservableGauge("storage.scratch.bytes", () => stats().Memory.ScratchBytes, "By", "Scratch memory holding page versions not yet in the data file");
+        _meter.CreateObservableGauge("storage.datafile.bytes", () => stats().Space.DataFileBytes, "By", "Size of the data file");
+        _meter.CreateObservableGauge("storage.transactions.active", () => stats().Readers.ActiveTransactions, "{transaction}", "Open read and write transactions");
+        _meter.CreateObservableGauge("storage.readers.oldest.age", () => stats().Readers.OldestAge.TotalSeconds, "s", "How long the oldest open read transaction has been open");
+        _meter.CreateObservableGauge("storage.readers.pinned.bytes", () => stats().Memory.PinnedBytes, "By", "Scratch bytes open snapshots keep from being freed or flushed");
+        _meter.CreateObservableCounter("storage.readers.warnings", () => stats().Readers.Warnings, "{warning}", "Times the oldest reader passed the warning threshold or the limit");
+        _meter.CreateObservableCounter("storage.readers.ended", () => stats().Readers.Ended, "{transaction}", "Read transactions ended by the reader limit policy");
+        _meter.CreateObservableCounter("storage.commits.refused", () => stats().Readers.CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
+        _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().Memory.ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
         _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
-        _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
+        _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().Readers.LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
 
     /// <summary>Records one commit's duration in <see cref="Stopwatch"/> ticks (nothing happens unless a listener is on).</summary>

@@ -68,10 +68,10 @@ public sealed class The_commit_profile
         var elapsed = clock.Elapsed;
 
         var stats = env.GetStats();
-        var phases = stats.CommitPhases;
+        var phases = stats.Commits.Phases;
         Assert.Equal(20, phases.Transactions);
-        Assert.Equal(20, stats.CommitLatency.Count);
-        Assert.Equal(20, stats.JournalWriteLatency.Count);
+        Assert.Equal(20, stats.Commits.Latency.Count);
+        Assert.Equal(20, stats.Journal.WriteLatency.Count);
         Assert.True(phases.DurableWrites > TimeSpan.Zero);
         Assert.True(phases.TransactionBody > TimeSpan.Zero);
         Assert.True(phases.Diffs > TimeSpan.Zero);
@@ -81,8 +81,8 @@ public sealed class The_commit_profile
         var total = phases.WriteLockWait + phases.TransactionBody + phases.Checksums + phases.Diffs + phases.EntryFinish
             + phases.JournalSwitches + phases.DurableWrites + phases.Publish;
         Assert.True(total <= elapsed, $"phases {total} > elapsed {elapsed}");
-        Assert.True(stats.JournalWriteLatency.Max <= stats.CommitLatency.Max);
-        Assert.True(stats.CommitLatency.P50 <= stats.CommitLatency.P99 && stats.CommitLatency.P99 <= stats.CommitLatency.Max);
+        Assert.True(stats.Journal.WriteLatency.Max <= stats.Commits.Latency.Max);
+        Assert.True(stats.Commits.Latency.P50 <= stats.Commits.Latency.P99 && stats.Commits.Latency.P99 <= stats.Commits.Latency.Max);
     }
 
     [Fact]

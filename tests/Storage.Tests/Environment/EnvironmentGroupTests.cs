@@ -40,7 +40,7 @@ public sealed class An_environment_group
         Assert.Equal(before + 1, group.GetStats().SharedJournalWrites);
         Assert.All(new[] { group.Root, a, b }, env => Assert.Equal(1, env.GetStats().LastDurableTransactionId));
         Assert.All(group.GetStats().Members, member => Assert.True(member.JournalShared, member.NotSharedReason));
-        Assert.True(b.GetStats().JournalShared);
+        Assert.True(b.GetStats().Journal.Shared);
     }
 
     [Fact]
@@ -141,7 +141,7 @@ public sealed class An_environment_group
             Put(busy, "busy", t, CommitDurability.Durable, valueBytes: 2000);
             if (t % 25 == 0) busy.Checkpoint();
         }
-        Assert.True(idle.GetStats().JournalFiles > 3, $"the idle branch holds {idle.GetStats().JournalFiles} links before its flusher looks");
+        Assert.True(idle.GetStats().Journal.Files > 3, $"the idle branch holds {idle.GetStats().Journal.Files} links before its flusher looks");
 
         // What the flusher does when an environment has been idle for a flush interval.
         idle.Checkpoint();
@@ -149,7 +149,7 @@ public sealed class An_environment_group
 
         foreach (var (env, name) in new[] { (idle, "idle"), (fresh, "fresh") })
         {
-            Assert.Equal(1, env.GetStats().JournalFiles);
+            Assert.Equal(1, env.GetStats().Journal.Files);
             var links = Directory.GetFiles(temp.Combine(name, "Journals"), "*.journal");
             Assert.True(links.Length == 1, $"{name}: {string.Join(", ", links.Select(Path.GetFileName))}");
         }
@@ -207,8 +207,8 @@ public sealed class An_environment_group
         }
 
         // The flushes the members asked for run on their flushers: wait for them, with a deadline.
-        var flushed = SpinWait.SpinUntil(() => members.All(m => m.GetStats().Flushes > 0), TimeSpan.FromSeconds(30));
-        Assert.True(flushed, $"flushes {string.Join(", ", members.Select(m => m.GetStats().Flushes))}; names held {string.Join(", ", members.Select(m => m.GetStats().JournalFiles))}");
+        var flushed = SpinWait.SpinUntil(() => members.All(m => m.GetStats().Flush.Count > 0), TimeSpan.FromSeconds(30));
+        Assert.True(flushed, $"flushes {string.Join(", ", members.Select(m => m.GetStats().Flush.Count))}; names held {string.Join(", ", members.Select(m => m.GetStats().Journal.Files))}");
 
         // A file every member was done with waits for the group's next file switch.
         for (var t = 51; t <= 80; t++)
@@ -244,7 +244,7 @@ public sealed class An_environment_group
         var branch = group.OpenBranch(temp.Combine("branch"), Options);
         Put(branch, "branch", 1, CommitDurability.Durable);
 
-        Assert.False(branch.GetStats().JournalShared);
+        Assert.False(branch.GetStats().Journal.Shared);
         Assert.Equal(0, group.GetStats().SharedJournalWrites);
         Assert.All(group.GetStats().Members, member => Assert.False(member.JournalShared));
 
@@ -553,8 +553,8 @@ public sealed class An_environment_group_whose_branch_refuses_links
                 An_environment_group.Put(shared, "shared", t, CommitDurability.Durable);
             }
 
-            Assert.False(branch.GetStats().JournalShared);
-            Assert.True(shared.GetStats().JournalShared);
+            Assert.False(branch.GetStats().Journal.Shared);
+            Assert.True(shared.GetStats().Journal.Shared);
             var member = group.GetStats().Members.Single(m => m.Directory == branch.DirectoryPath);
             Assert.False(member.JournalShared);
             Assert.Contains("hard-link", member.NotSharedReason);

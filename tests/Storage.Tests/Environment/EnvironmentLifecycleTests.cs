@@ -125,7 +125,7 @@ public sealed class Opening_and_reopening_an_environment
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly))
         {
             for (var i = 0; i < 20; i++) PutAndCommit(env, "t", ($"key-{i:D3}", new string('x', 100 + i)));
-            Assert.Equal(0, env.GetStats().Syncs);
+            Assert.Equal(0, env.GetStats().Flush.Syncs);
         }
 
         var header = DataFileInspector.NewerHeader(temp.Path);
@@ -133,7 +133,7 @@ public sealed class Opening_and_reopening_an_environment
 
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly))
         {
-            Assert.Equal(0, env.GetStats().RecoveredTransactions);
+            Assert.Equal(0, env.GetStats().Recovery.ReplayedTransactions);
             Assert.Equal(20, CountOf(env, "t"));
             Assert.Equal(new string('x', 119), GetString(env, "t", "key-019"));
         }
@@ -148,7 +148,7 @@ public sealed class Opening_and_reopening_an_environment
         env.SimulateCrash();
 
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly);
-        Assert.Equal(20, reopened.GetStats().RecoveredTransactions);
+        Assert.Equal(20, reopened.GetStats().Recovery.ReplayedTransactions);
         Assert.Equal(20, CountOf(reopened, "t"));
         Assert.Equal("value-7", GetString(reopened, "t", "key-007"));
     }

@@ -22,15 +22,15 @@ public sealed class A_transaction_that_is_never_disposed
         var held = new StrongBox<object?>();
         var leakedId = LeakReader(env, held);
         PutAndCommit(env, "t", ("a", "2"));
-        Assert.Equal(leakedId, env.GetStats().OldestReaderTransactionId);
+        Assert.Equal(leakedId, env.GetStats().Readers.OldestTransactionId);
 
         CollectAndFinalize(held);
 
         var stats = env.GetStats();
-        Assert.Equal(1, stats.LeakedTransactions);
-        Assert.Equal(0, stats.ActiveTransactions);
-        Assert.Equal(0, stats.OldestReaderTransactionId);
-        Assert.Equal(0, stats.PinnedBytes);
+        Assert.Equal(1, stats.Readers.LeakedTransactions);
+        Assert.Equal(0, stats.Readers.ActiveTransactions);
+        Assert.Equal(0, stats.Readers.OldestTransactionId);
+        Assert.Equal(0, stats.Memory.PinnedBytes);
         lock (leaks)
         {
             var leak = Assert.Single(leaks);
@@ -87,13 +87,13 @@ public sealed class A_transaction_that_is_never_disposed
         {
             Assert.Equal("x"u8.ToArray(), next.OpenTree("t").Get(TestData.Key("uncommitted")));
         }
-        Assert.Equal(0, env.GetStats().LeakedTransactions);
+        Assert.Equal(0, env.GetStats().Readers.LeakedTransactions);
 
         CollectAndFinalize(held);
 
         using var tx = env.BeginWrite(TimeSpan.Zero);
         Assert.Equal("x"u8.ToArray(), tx.OpenTree("t").Get(TestData.Key("uncommitted")));
-        Assert.Equal(1, env.GetStats().LeakedTransactions);
+        Assert.Equal(1, env.GetStats().Readers.LeakedTransactions);
     }
 
     [Fact]

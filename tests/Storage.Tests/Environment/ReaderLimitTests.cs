@@ -35,7 +35,7 @@ public sealed class At_the_reader_limit_with_FailCommits
         reader.Dispose();
         PutAndCommit(env, "t", ("a", "4"));
         Assert.Equal("4", GetString(env, "t", "a"));
-        Assert.Equal(1, env.GetStats().CommitsRefused);
+        Assert.Equal(1, env.GetStats().Readers.CommitsRefused);
     }
 }
 
@@ -75,14 +75,14 @@ public sealed class At_the_reader_limit_with_EndOldestReader
         Assert.Equal("committed"u8.ToArray(), fromScratch.ToArray());
         Assert.Equal(20_000, overflow.Length);
         Assert.True(overflow.IndexOfAnyExcept((byte)'b') < 0);
-        Assert.Equal(2, env.GetStats().ActiveTransactions);
+        Assert.Equal(2, env.GetStats().Readers.ActiveTransactions);
 
         var ended = Assert.Throws<StorageException>(() => tree.Get(TestData.Key("in-file")));
         Assert.Equal(StorageErrorCode.SnapshotTooOld, ended.ErrorCode);
         Assert.Equal(StorageErrorCode.SnapshotTooOld, Assert.Throws<StorageException>(() => reader.OpenTree("t")).ErrorCode);
         // Its snapshot is released: the newer reader is the oldest now.
-        Assert.Equal(newer.TransactionId, env.GetStats().OldestReaderTransactionId);
-        Assert.Equal(1, env.GetStats().ReadersEnded);
+        Assert.Equal(newer.TransactionId, env.GetStats().Readers.OldestTransactionId);
+        Assert.Equal(1, env.GetStats().Readers.Ended);
         reader.Dispose();
 
         // The newer reader still sees its own snapshot; it is ended at the next check, since it pins past the limit too.
@@ -90,7 +90,7 @@ public sealed class At_the_reader_limit_with_EndOldestReader
         env.ReaderMonitor.CheckNow();
         Assert.Equal(StorageErrorCode.SnapshotTooOld, Assert.Throws<StorageException>(() => newer.OpenTree("t")).ErrorCode);
         newer.Dispose();
-        Assert.Equal(0, env.GetStats().ActiveTransactions);
+        Assert.Equal(0, env.GetStats().Readers.ActiveTransactions);
         Assert.Equal("again 4", GetString(env, "t", "in-scratch"));
     }
 

@@ -19,9 +19,9 @@ public sealed class The_oldest_reader
         using var env = StorageEnvironment.Open(dir.Path, QuietOptions.Value);
         PutAndCommit(env, "t", ("a", "1"));
         var none = env.GetStats();
-        Assert.Equal(0, none.OldestReaderTransactionId);
-        Assert.Equal(TimeSpan.Zero, none.OldestReaderAge);
-        Assert.Equal(0, none.PinnedBytes);
+        Assert.Equal(0, none.Readers.OldestTransactionId);
+        Assert.Equal(TimeSpan.Zero, none.Readers.OldestAge);
+        Assert.Equal(0, none.Memory.PinnedBytes);
 
         var older = env.BeginRead();
         PutAndCommit(env, "t", ("a", "2"));
@@ -29,18 +29,18 @@ public sealed class The_oldest_reader
         for (var i = 0; i < 10; i++) PutAndCommit(env, "t", ("a", $"v{i}"), ($"k{i}", new string('x', 500)));
 
         var held = env.GetStats();
-        Assert.Equal(older.TransactionId, held.OldestReaderTransactionId);
-        Assert.True(held.OldestReaderAge > TimeSpan.Zero);
+        Assert.Equal(older.TransactionId, held.Readers.OldestTransactionId);
+        Assert.True(held.Readers.OldestAge > TimeSpan.Zero);
         // Pages the later commits changed: the versions the readers see, and every newer version the flusher may not write.
-        Assert.True(held.PinnedBytes >= 2 * 8192, $"pinned {held.PinnedBytes}");
-        Assert.True(held.PinnedBytes <= held.ScratchBytes);
+        Assert.True(held.Memory.PinnedBytes >= 2 * 8192, $"pinned {held.Memory.PinnedBytes}");
+        Assert.True(held.Memory.PinnedBytes <= held.Memory.ScratchBytes);
 
         older.Dispose();
-        Assert.Equal(newer.TransactionId, env.GetStats().OldestReaderTransactionId);
+        Assert.Equal(newer.TransactionId, env.GetStats().Readers.OldestTransactionId);
         newer.Dispose();
         var after = env.GetStats();
-        Assert.Equal(0, after.OldestReaderTransactionId);
-        Assert.Equal(0, after.PinnedBytes);
+        Assert.Equal(0, after.Readers.OldestTransactionId);
+        Assert.Equal(0, after.Memory.PinnedBytes);
     }
 
     [Fact]
@@ -103,7 +103,7 @@ public sealed class The_oldest_reader
         env.Checkpoint();
         env.ReaderMonitor.CheckNow();
         lock (warnings) Assert.Single(warnings);
-        Assert.Equal(1, env.GetStats().ReaderWarnings);
+        Assert.Equal(1, env.GetStats().Readers.Warnings);
     }
 
     [Fact]

@@ -43,7 +43,7 @@ public sealed class A_failed_data_file_fsync_during_checkpoint
         Assert.Equal(0, DataFileInspector.NewerHeader(temp.Path).LastSyncedTransactionId);
 
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
-        Assert.Equal(20, reopened.GetStats().RecoveredTransactions);
+        Assert.Equal(20, reopened.GetStats().Recovery.ReplayedTransactions);
         using (var read = reopened.BeginRead())
         {
             TreeAssert.Equal(model, read.OpenTree("t"), "after reopening");

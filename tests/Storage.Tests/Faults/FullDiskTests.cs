@@ -35,7 +35,7 @@ public sealed class A_full_disk_met_by_the_data_file
             faults.Clear();
             Commit(env, model, next, 20);
             env.Checkpoint();
-            Assert.Equal(0, env.GetStats().FlushesDeferredForSpace);
+            Assert.Equal(0, env.GetStats().Flush.DeferredForSpace);
         }
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
         using var tx = reopened.BeginRead();
@@ -55,7 +55,7 @@ public sealed class A_full_disk_met_by_the_data_file
 
         var full = Assert.Throws<StorageFullException>(env.Checkpoint);
         Assert.Equal(StorageErrorCode.DiskFull, full.ErrorCode);
-        Assert.Equal(1, env.GetStats().FlushesDeferredForSpace);
+        Assert.Equal(1, env.GetStats().Flush.DeferredForSpace);
         // Not poisoned: commits go on, and reads see every commit, the ones the flush could not write included.
         Commit(env, model, 200, 100);
         using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree("t"), "while the flush waits for space");
@@ -74,7 +74,7 @@ public sealed class A_full_disk_met_by_the_data_file
         Commit(env, model, 400, 10);
         env.Checkpoint();
         var stats = env.GetStats();
-        Assert.Equal(1, stats.FlushesDeferredForSpace);
+        Assert.Equal(1, stats.Flush.DeferredForSpace);
         Assert.Equal(stats.LastTransactionId, stats.LastSyncedTransactionId);
         env.Dispose();
 

@@ -92,7 +92,7 @@ public sealed class A_bitmap_that_marks_a_page_in_use_as_free
                 handedOut = true; // refused before it overwrote anything
                 break;
             }
-            handedOut = env.GetStats().FreePages == 0;
+            handedOut = env.GetStats().Space.FreePages == 0;
         }
         Assert.True(handedOut, "the free page was never allocated");
 

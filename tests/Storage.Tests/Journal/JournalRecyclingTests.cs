@@ -29,7 +29,7 @@ public sealed class A_steady_load
         {
             if (cycle == 4) createdAfterWarmUp = NewFilesWritten(faults);
             // Three files filled and a fourth begun, then everything flushed and synced, which retires the three.
-            while (env.GetStats().JournalFiles < 4) PutValues(env, round++);
+            while (env.GetStats().Journal.Files < 4) PutValues(env, round++);
             env.Checkpoint();
         }
 

@@ -93,7 +93,7 @@ public sealed class JournalWriteMethodTests
         var options = TestOptions.JournalOnly with { JournalWriteMethod = JournalWriteMethod.BufferedThenSync };
         var env = StorageEnvironment.Open(temp.Path, options);
         for (var i = 0; i < 50; i++) PutAndCommit(env, "t", ($"k{i:D2}", $"v{i}"));
-        Assert.Equal(JournalWriteMethod.BufferedThenSync, env.GetStats().JournalWriteMethod.Method);
+        Assert.Equal(JournalWriteMethod.BufferedThenSync, env.GetStats().Journal.WriteMethod.Method);
         env.SimulateCrash();
 
         using var reopened = StorageEnvironment.Open(temp.Path, TestOptions.Small);
@@ -133,7 +133,7 @@ public sealed class JournalWriteMethodTests
         using var env = StorageEnvironment.Open(temp.Path, TestOptions.JournalOnly with { MinJournalFileSizeBytes = 4 << 20 });
         for (var i = 0; i < 2 * DurableWritePolicy.SamplesPerMethod + 2; i++) PutAndCommit(env, "t", ($"k{i:D2}", $"v{i}"));
 
-        var stats = env.GetStats().JournalWriteMethod;
+        var stats = env.GetStats().Journal.WriteMethod;
         Assert.True(stats.DirectSyncChosen + stats.BufferedThenSyncChosen >= 1, "one file's measurement completed");
         Assert.True(stats.DirectSyncMedian > TimeSpan.Zero && stats.BufferedThenSyncMedian > TimeSpan.Zero);
         // The policy compares the medians in clock ticks; the statistics give them cut to 100 ns units, so a pair that

@@ -50,7 +50,7 @@ public sealed class BackendSelectionTests
             var after = Pal.WriterStats(writer);
             Assert.True(after.Writes > before.Writes, "the flush issued writes on the ring");
             Assert.True(after.Syncs > before.Syncs, "the data file was synced on the ring");
-            Assert.True(env.GetStats().FlushedPages > 0);
+            Assert.True(env.GetStats().Flush.Pages > 0);
         }
         using (var env = StorageEnvironment.Open(temp.Path, TestOptions.Small with { IoBackend = IoBackend.Managed }))
         {

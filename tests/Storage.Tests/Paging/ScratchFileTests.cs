@@ -30,7 +30,7 @@ public sealed class Scratch_past_its_budget_while_a_reader_holds_it
             Fill(env, model, from: 80, commits: 40);
 
             var stats = env.GetStats();
-            Assert.True(stats.ScratchSpilledBytes > 0, "nothing was spilled");
+            Assert.True(stats.Memory.ScratchSpilledBytes > 0, "nothing was spilled");
             var file = Assert.Single(Directory.GetFiles(dir.Path, "scratch-*.spill"));
             if (!OperatingSystem.IsWindows()) Assert.Equal(UnixFileMode.UserRead | UnixFileMode.UserWrite, File.GetUnixFileMode(file));
             Assert.True(ScratchFileHeader.IsOwnedBy(File.ReadAllBytes(file).AsSpan(0, ScratchFileHeader.SizeBytes), env.EnvironmentId));
@@ -40,7 +40,7 @@ public sealed class Scratch_past_its_budget_while_a_reader_holds_it
             reader.Dispose();
             env.Checkpoint();
             env.ReaderMonitor.CheckNow();
-            Assert.Equal(0, env.GetStats().ScratchSpilledBytes);
+            Assert.Equal(0, env.GetStats().Memory.ScratchSpilledBytes);
             Assert.Empty(Directory.GetFiles(dir.Path, "scratch-*.spill"));
             Fill(env, model, from: 120, commits: 5);
         }
@@ -63,7 +63,7 @@ public sealed class Scratch_past_its_budget_while_a_reader_holds_it
             Fill(env, model, from: 0, commits: 80);
             env.ReaderMonitor.CheckNow();
             Fill(env, model, from: 80, commits: 10);
-            Assert.True(env.GetStats().ScratchSpilledBytes > 0);
+            Assert.True(env.GetStats().Memory.ScratchSpilledBytes > 0);
         }
         env.Dispose();
         Assert.Empty(Directory.GetFiles(dir.Path, "scratch-*.spill"));

@@ -117,11 +117,11 @@ public sealed class Space_given_back
             var afterDelete = Disk.AllocatedBytes(dataFile);
             Assert.Equal(length, new FileInfo(dataFile).Length);
             Assert.True(afterDelete < allocated - (allocated / 4), $"{afterDelete:N0} bytes on disk after deleting half, {allocated:N0} before");
-            Assert.True(env.GetStats().SpaceGivenBackBytes > 0);
+            Assert.True(env.GetStats().Space.GivenBackBytes > 0);
             // The checker, on the live directory: the holes hold only free pages.
             var live = EnvironmentSnapshot.Check(temp.Path);
             Assert.Empty(live.Problems);
-            Assert.True(live.HoleBytes >= env.GetStats().SpaceGivenBackBytes / 2, $"{live.HoleBytes:N0} bytes in holes");
+            Assert.True(live.HoleBytes >= env.GetStats().Space.GivenBackBytes / 2, $"{live.HoleBytes:N0} bytes in holes");
 
             // The punched pages are taken again (their blocks reserved anew), across a crash that loses the data file's
             // unsynced state, and all reads back.
@@ -304,7 +304,7 @@ public sealed class Space_given_back
             env.Checkpoint();
             DeleteRange(env, 2_000, 18_000, model);
             env.Checkpoint();
-            Assert.True(env.GetStats().SpaceGivenBackBytes > 0, "the deleted range was punched out");
+            Assert.True(env.GetStats().Space.GivenBackBytes > 0, "the deleted range was punched out");
             // Fill the file system to the last block: the holes in the data file are all the room there is.
             var ballast = Path.Combine(mount.Path, "ballast");
             using (var file = new FileStream(ballast, FileMode.Create))
@@ -327,12 +327,12 @@ public sealed class Space_given_back
             Assert.NotNull(full);
             // The commit that takes punched pages fails reserving their blocks, not a flush later.
             Assert.EndsWith("data.storage", full!.Path);
-            Assert.Equal(0, env.GetStats().FlushesDeferredForSpace);
+            Assert.Equal(0, env.GetStats().Flush.DeferredForSpace);
             using (var read = env.BeginRead()) TreeAssert.Equal(model, read.OpenTree(Tree), "once the disk is full");
             File.Delete(ballast);
             Fill(env, next, 200, valueSize: 200, model);
             env.Checkpoint();
-            Assert.Equal(0, env.GetStats().FlushesDeferredForSpace);
+            Assert.Equal(0, env.GetStats().Flush.DeferredForSpace);
             env.Dispose();
             env = StorageEnvironment.Open(directory, TestOptions.Small);
             using var tx = env.BeginRead();

@@ -13,7 +13,7 @@ public sealed class Group_commit
         var gate = new GatedJournalWrites();
         var env = StorageEnvironment.Open(dir.Path, gate.Options);
         PutAndCommit(env, "t", ("before", "0"));
-        var writesBefore = env.GetStats().JournalWrites;
+        var writesBefore = env.GetStats().Journal.Writes;
 
         gate.Arm();
         var first = Task.Run(() => Commit(env, ("a", "1")));
@@ -50,7 +50,7 @@ public sealed class Group_commit
         var stats = env.GetStats();
         Assert.Equal(secondStats.TransactionId, stats.LastDurableTransactionId);
         Assert.Equal(secondStats.TransactionId, stats.LastTransactionId);
-        Assert.InRange(stats.JournalWrites - writesBefore, 2, 2);
+        Assert.InRange(stats.Journal.Writes - writesBefore, 2, 2);
 
         env.SimulateCrash();
         using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
@@ -69,7 +69,7 @@ public sealed class Group_commit
         gate.Arm();
         var first = Task.Run(() => Commit(env, ("a", "1")));
         gate.WaitUntilHeld();
-        var writesDuring = env.GetStats().JournalWrites;
+        var writesDuring = env.GetStats().Journal.Writes;
         var waiting = new List<ValueTask<CommitStats>>();
         for (var i = 0; i < 5; i++)
         {
@@ -82,7 +82,7 @@ public sealed class Group_commit
         foreach (var commit in waiting) Assert.True((await commit).IsDurable);
 
         // The gated write, then one write for the five commits that waited behind it.
-        Assert.Equal(writesDuring + 2, env.GetStats().JournalWrites);
+        Assert.Equal(writesDuring + 2, env.GetStats().Journal.Writes);
         for (var i = 0; i < 5; i++) Assert.Equal($"v{i}", GetString(env, "t", $"k{i}"));
     }
 

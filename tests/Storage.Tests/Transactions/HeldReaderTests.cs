@@ -20,9 +20,9 @@ public sealed class A_reader_held_across_many_commits
         using var reader = env.BeginRead();
 
         Rewrite(env, generations: 1..30);
-        var after30 = env.GetStats().ScratchBytes;
+        var after30 = env.GetStats().Memory.ScratchBytes;
         Rewrite(env, generations: 31..330);
-        var after330 = env.GetStats().ScratchBytes;
+        var after330 = env.GetStats().Memory.ScratchBytes;
 
         // The same pages change in every commit: the reader's version and the newest of each, however many commits.
         Assert.Equal(after30, after330);
@@ -48,13 +48,13 @@ public sealed class A_reader_held_across_many_commits
         Rewrite(env, generations: 1..5);
         var held = env.BeginRead();
         Rewrite(env, generations: 6..10);
-        var withThree = env.GetStats().ScratchBytes;
+        var withThree = env.GetStats().Memory.ScratchBytes;
 
         // The snapshot in the middle ends; nothing changes those pages again, and the oldest reader still holds the flush back.
         held.Dispose();
         middle.Dispose();
         env.Checkpoint();
-        var withOne = env.GetStats().ScratchBytes;
+        var withOne = env.GetStats().Memory.ScratchBytes;
         Assert.True(withOne < withThree, $"scratch {withOne} after the newer readers ended, {withThree} before");
         var tree = oldest.OpenTree("t");
         for (var i = 0; i < 300; i++) Assert.Equal(Value(i, generation: 0), tree.Get(Key(i)));

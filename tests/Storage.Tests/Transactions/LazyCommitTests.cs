@@ -26,13 +26,13 @@ public sealed class A_lazy_commit
         var waiting = env.GetStats();
         Assert.Equal(second.TransactionId, waiting.LastTransactionId);
         Assert.Equal(before.LastTransactionId, waiting.LastDurableTransactionId);
-        Assert.Equal(before.JournalWrites, waiting.JournalWrites);
+        Assert.Equal(before.Journal.Writes, waiting.Journal.Writes);
 
         var third = Commit(env, CommitDurability.Durable, ("d", "durable 2"));
         Assert.True(third.IsDurable);
         var after = env.GetStats();
         Assert.Equal(third.TransactionId, after.LastDurableTransactionId);
-        Assert.Equal(before.JournalWrites + 1, after.JournalWrites);
+        Assert.Equal(before.Journal.Writes + 1, after.Journal.Writes);
     }
 
     [Fact]

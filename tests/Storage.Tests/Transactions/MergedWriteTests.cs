@@ -16,7 +16,7 @@ public sealed class Merged_writes
         // The merger is held inside the first operation while twenty more queue; the first's journal write is held too.
         using var held = HeldMerger.Start(env, "first", "1");
         var first = held.Operation;
-        var writesBefore = env.GetStats().JournalWrites;
+        var writesBefore = env.GetStats().Journal.Writes;
         var merged = Enumerable.Range(0, 20)
             .Select(i => env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key($"k{i}"), TestData.Value($"v{i}"))))
             .ToArray();
@@ -32,7 +32,7 @@ public sealed class Merged_writes
         // The twenty ran in one transaction after the first, and each caller learned of it once durable.
         Assert.All(stats, s => Assert.True(s.IsDurable && s.TransactionId == firstStats.TransactionId + 1));
         // The two merged transactions in one write or two (the second may be appended before the first's write began).
-        Assert.InRange(env.GetStats().JournalWrites, writesBefore + 1, writesBefore + 2);
+        Assert.InRange(env.GetStats().Journal.Writes, writesBefore + 1, writesBefore + 2);
 
         env.SimulateCrash();
         using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);

@@ -119,7 +119,7 @@ public sealed class Named_trees
         Assert.Null(GetString(env, "t", "key-00001"));
         // Freed pages are free in the bitmaps, or past the end of the file when they were its end.
         var after = env.GetStats();
-        Assert.True(after.PagesInUseOrFree - after.FreePages < before.PagesInUseOrFree - before.FreePages, "deleting a tree frees its pages");
+        Assert.True(after.Space.PagesInUseOrFree - after.Space.FreePages < before.Space.PagesInUseOrFree - before.Space.FreePages, "deleting a tree frees its pages");
     }
 
     [Fact]

@@ -67,8 +67,8 @@ public sealed class Disposing_a_write_transaction_without_commit
 
         var after = env.GetStats();
         Assert.Equal(before.LastTransactionId, after.LastTransactionId);
-        Assert.Equal(before.PagesInUseOrFree, after.PagesInUseOrFree);
-        Assert.Equal(before.ScratchBytes, after.ScratchBytes);
+        Assert.Equal(before.Space.PagesInUseOrFree, after.Space.PagesInUseOrFree);
+        Assert.Equal(before.Memory.ScratchBytes, after.Memory.ScratchBytes);
         Assert.Equal(1, CountOf(env, "t"));
     }
 
@@ -87,7 +87,7 @@ public sealed class Disposing_a_write_transaction_without_commit
         }
 
         var after = env.GetStats();
-        Assert.Equal(before.JournalWrites, after.JournalWrites);
+        Assert.Equal(before.Journal.Writes, after.Journal.Writes);
         Assert.Equal(before.LastTransactionId, after.LastTransactionId);
     }
 }

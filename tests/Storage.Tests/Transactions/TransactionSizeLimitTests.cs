@@ -11,14 +11,14 @@ public sealed class A_transaction_larger_than_recovery_can_replay
         var options = TestOptions.Small.WithMaxTransactionPayload(256 * 1024);
         using (var env = StorageEnvironment.Open(dir.Path, options))
         {
-            var writesBefore = env.GetStats().JournalWrites;
+            var writesBefore = env.GetStats().Journal.Writes;
             using (var tx = env.BeginWrite())
             {
                 tx.CreateTree("t").Put("big"u8, new byte[300 * 1024]);
                 var error = Assert.Throws<StorageException>(() => tx.Commit());
                 Assert.Equal(StorageErrorCode.TransactionTooLarge, error.ErrorCode);
             }
-            Assert.Equal(writesBefore, env.GetStats().JournalWrites);
+            Assert.Equal(writesBefore, env.GetStats().Journal.Writes);
 
             using (var tx = env.BeginWrite())
             {
