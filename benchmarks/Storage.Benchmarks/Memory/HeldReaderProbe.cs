@@ -11,7 +11,7 @@ namespace Storage.Benchmarks.Memory;
 /// of them, printing the process's resident memory split into anonymous and file-backed pages next to the
 /// environment's scratch, spilled and pinned bytes, and the memory cgroup's figures when the process runs in one.
 /// Run it inside a memory cgroup to see whether spilling scratch to the scratch file keeps the process alive and
-/// its resident memory under the limit (see README, "Readers"):
+/// its resident memory under the limit (see docs/readers-and-memory.md, "Spilling scratch to a file"):
 ///   dotnet run -c Release --project benchmarks/Storage.Benchmarks -- --held-reader-probe [--commits N] [--scratch-budget-mib N] [--no-spill]
 /// </summary>
 internal static class HeldReaderProbe
