@@ -4,7 +4,8 @@
 #  2. the native layer's C tests (ctest);
 #  3. the NuGet package: packed with both native libraries, restored by tests/Storage.PackageConsumer
 #     from a local folder, which opens an environment, commits and reads, then kills a committing child
-#     process three times and checks what recovery finds;
+#     process three times and checks what recovery finds; then the samples (samples/GettingStarted, the
+#     README's getting-started program, and samples/Orders) built against the same package and run;
 #  4. the Windows build under Wine (installed through apt when running as root): the native layer's C tests,
 #     and the package consumer published for win-x64, on the native layer and on the managed backend.
 # Arguments go to both `dotnet test` runs; without any, the long opt-in tests (Category=Slow: the exhaustive fault
@@ -71,11 +72,25 @@ if command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 && [ -f /usr/include/liburi
   rm -rf artifacts/packages "$consumer/obj" "$consumer/bin"
   if dotnet pack src/Storage -c Release -o artifacts/packages -nologo -v quiet &&
      dotnet build "$consumer" -c Release -nologo -v quiet &&
-     dotnet "$consumer/bin/Release/net10.0/Storage.PackageConsumer.dll" artifacts/packages/Storage.*.nupkg; then
+     dotnet "$consumer/bin/Release/net10.0/Storage.PackageConsumer.dll" artifacts/packages/Storage.Embedded.*.nupkg; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1)); status=1
   fi
+  # The samples, as applications build them: against the package just packed (samples/nuget.config).
+  root=$PWD
+  rm -rf samples/obj samples/GettingStarted/obj samples/GettingStarted/bin samples/Orders/obj samples/Orders/bin
+  for sample in GettingStarted Orders; do
+    echo "-- sample $sample"
+    run_dir=$(mktemp -d)
+    if dotnet build "samples/$sample" -c Release -nologo -v quiet &&
+       (cd "$run_dir" && dotnet "$root/samples/$sample/bin/Release/net10.0/$sample.dll"); then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1)); status=1
+    fi
+    rm -rf "$run_dir"
+  done
 else
   echo "skipped: packing needs liburing-dev and gcc-mingw-w64-x86-64 (scripts/prerequisites.sh installs them as root)"
   skipped=$((skipped + 1))
@@ -90,7 +105,7 @@ if [ -z "$wine" ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1;
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine64; } >/dev/null 2>&1
   [ -x /usr/lib/wine/wine64 ] && wine=/usr/lib/wine/wine64
 fi
-package=$(ls artifacts/packages/Storage.*.nupkg 2>/dev/null | head -n 1)
+package=$(ls artifacts/packages/Storage.Embedded.*.nupkg 2>/dev/null | head -n 1)
 if [ -n "$wine" ] && [ -n "$package" ] && command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1; then
   export WINEDEBUG=-all
   # The C tests of the Windows library (ctest runs them under Wine when it finds Wine at configure time).

@@ -31,7 +31,7 @@ internal sealed class StorageMetrics : IDisposable
     public void Observe(StorageEnvironment environment)
     {
         Func<EnvironmentStats> stats = () => environment.GetStats(environment.ReaderMonitor.Recent());
-        _meter.CreateObservableCounter("storage.commits", () => stats().Commits, "{transaction}", "Write transactions committed");
+        _meter.CreateObservableCounter("storage.commits", () => stats().Commits.Count, "{transaction}", "Write transactions committed");
         _meter.CreateObservableCounter("storage.journal.writes", () => stats().Journal.Writes, "{write}", "Durable journal writes issued");
         _meter.CreateObservableCounter("storage.journal.bytes", () => stats().Journal.Bytes, "By", "Journal bytes written");
         _meter.CreateObservableCounter("storage.pages.modified", () => stats().Commits.PagesModified, "{page}", "Pages modified by committed transactions");
@@ -49,7 +49,7 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableCounter("storage.readers.ended", () => stats().Readers.Ended, "{transaction}", "Read transactions ended by the reader limit policy");
         _meter.CreateObservableCounter("storage.commits.refused", () => stats().Readers.CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
         _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().Memory.ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
-        _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see EnvironmentStats.CommitPhases)");
+        _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see CommitActivity.Phases)");
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().Readers.LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
 
