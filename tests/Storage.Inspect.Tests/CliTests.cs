@@ -131,6 +131,8 @@ public class CliTests
     {
         AssertUsage(["nonsense"], "error: unknown command 'nonsense'", "storage-inspect [command] [options]");
         AssertUsage([], "error: no command given", "storage-inspect [command] [options]");
+        AssertUsage(["help", "nonsense"], "error: unknown command 'nonsense'", "storage-inspect [command] [options]");
+        AssertUsage(["nonsense", "--help"], "error: unknown command 'nonsense'", "storage-inspect [command] [options]");
         AssertUsage(["check", "/a", "/b"], "error: Unrecognized command or argument '/b'.", "storage-inspect check <dir> [options]");
         AssertUsage(["page", "/a", "x"], "error: 'x' is not a page number", "storage-inspect page <dir> <N> [options]");
         AssertUsage(["page", "/a", "-1"], "error: unknown option '-1'", "storage-inspect page <dir> <N> [options]");

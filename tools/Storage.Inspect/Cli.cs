@@ -83,6 +83,10 @@ internal static class Cli
         // 'help' and 'help <command>' are --help in other words.
         if (args is ["help", .. var rest]) args = [.. rest, "--help"];
         var parse = CreateRoot().Parse(args, s_parser);
+        if (parse.Action is HelpAction && parse.CommandResult.Command is RootCommand && parse.UnmatchedTokens.Count > 0)
+        {
+            throw new UsageException($"unknown command '{parse.UnmatchedTokens[0]}'");
+        }
         if (parse.Action is not HelpAction)
         {
             var command = parse.CommandResult.Command;
@@ -152,7 +156,13 @@ internal static class Cli
     internal static string UsageLine(string? commandName)
     {
         var help = new StringWriter();
-        CreateRoot().Parse(commandName is null ? ["--help"] : [commandName, "--help"], s_parser)
+        var root = CreateRoot();
+        // One line however narrow the terminal.
+        foreach (var option in root.Options)
+        {
+            if (option is HelpOption { Action: HelpAction action }) action.MaxWidth = int.MaxValue;
+        }
+        root.Parse(commandName is null ? ["--help"] : [commandName, "--help"], s_parser)
             .Invoke(new InvocationConfiguration { Output = help, Error = TextWriter.Null, ProcessTerminationTimeout = null });
         var lines = help.ToString().ReplaceLineEndings("\n").Split('\n');
         var usage = Array.IndexOf(lines, "Usage:");
