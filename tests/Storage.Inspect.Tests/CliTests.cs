@@ -139,6 +139,7 @@ public class CliTests
         AssertUsage(["map", "/a"], "error: Option '--output' is required.", "storage-inspect map <dir> [options]");
         AssertUsage(["copy", "/a", "/b"], "error: only compacting copies are supported: pass --compact", "storage-inspect copy <dir> <target> [options]");
         AssertUsage(["memory", "--pid", "0"], "error: '0' is not a process id", "storage-inspect memory [<dir>] [options]");
+        AssertUsage(["memory", "--pid", "4294967297"], "error: '4294967297' is not a process id", "storage-inspect memory [<dir>] [options]");
         AssertUsage(["memory", "--pid", "12", "/a"], "error: give either <dir> or --pid, not both", "storage-inspect memory [<dir>] [options]");
         AssertUsage(["scan", "/a", "t", "--limit", "0"], "error: '0' is not a limit (a whole number of at least 1)", "storage-inspect scan <dir> <tree> [options]");
         AssertUsage(["scan", "/a", "t", "--limit"], "error: Required argument missing for option: '--limit'.", "storage-inspect scan <dir> <tree> [options]");

@@ -176,11 +176,11 @@ internal static class Cli
     /// <summary>The <c>--json</c> flag of a command that reports.</summary>
     internal static Option<bool> JsonOption() => new("--json") { Description = "Print JSON instead of text." };
 
-    /// <summary>An option or argument that is a whole number of at least <paramref name="minimum"/>.</summary>
-    internal static long? ParseNumber(ArgumentResult result, string what, long minimum)
+    /// <summary>An option or argument that is a whole number from <paramref name="minimum"/> to <paramref name="maximum"/>.</summary>
+    internal static long? ParseNumber(ArgumentResult result, string what, long minimum, long maximum = long.MaxValue)
     {
         var token = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
-        if (long.TryParse(token, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= minimum) return value;
+        if (long.TryParse(token, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= minimum && value <= maximum) return value;
         result.AddError($"'{token}' is not {what}");
         return null;
     }

@@ -23,7 +23,7 @@ internal static class MemoryCommand
         {
             Description = "The process to report on, instead of this tool.",
             HelpName = "N",
-            CustomParser = result => (int?)Cli.ParseNumber(result, "a process id", 1),
+            CustomParser = result => (int?)Cli.ParseNumber(result, "a process id", 1, int.MaxValue),
         };
         var json = Cli.JsonOption();
         var command = new Command("memory", "Rss, Pss, Private_Dirty, Anonymous and Swap from /proc/PID/smaps_rollup (Linux): of a process, or of this tool with the environment open.")
