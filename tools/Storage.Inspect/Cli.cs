@@ -1,3 +1,9 @@
+using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Invocation;
+using System.CommandLine.Parsing;
+using System.Globalization;
+using System.Reflection;
 using System.Text.Json;
 using Storage.Inspect.Commands;
 using Storage.Inspection;
@@ -5,8 +11,8 @@ using Storage.Inspection;
 namespace Storage.Inspect;
 
 /// <summary>
-/// The command line: <c>storage-inspect &lt;command&gt; [options] &lt;arguments&gt;</c>. Exit codes: 0 success (and, for
-/// <c>check</c>, consistent), 1 problems found or the environment cannot be read, 2 bad usage.
+/// The command line: <c>storage-inspect &lt;command&gt; &lt;arguments&gt; [options]</c>, parsed by System.CommandLine. Exit
+/// codes: 0 success (and, for <c>check</c>, consistent), 1 problems found or the environment cannot be read, 2 bad usage.
 /// </summary>
 internal static class Cli
 {
@@ -14,23 +20,25 @@ internal static class Cli
     public const int Problems = 1;
     public const int Usage = 2;
 
-    private static readonly (string Name, string Arguments, string Summary, Func<ParsedArgs, TextWriter, TextWriter, int> Run)[] s_commands =
-    [
-        ("check", "<dir>", "full consistency check (exit 0 consistent, 1 problems)", CheckCommand.Run),
-        ("info", "<dir>", "format, page size, files, header slots, journals, lock", InfoCommand.Run),
-        ("trees", "<dir>", "every tree: entries, depth, pages, bytes used", TreesCommand.Run),
-        ("stat", "<dir>", "environment totals and free pages by section", StatCommand.Run),
-        ("pages", "<dir>", "one row per page: id, type, tree, items, overflow", PagesCommand.Run),
-        ("page", "<dir> <N>", "decode one page: header, nodes, keys", PageCommand.Run),
-        ("dump", "[--tree NAME] <dir>", "portable text dump of one tree or all (to stdout or --output)", DumpCommand.Run),
-        ("load", "<dump> <target-dir>", "load a dump into a (new) environment", LoadCommand.Run),
-        ("journals", "<dir>", "journal files: transactions, entries, sizes, checksums, links", JournalsCommand.Run),
-        ("group", "<root-dir> <branch-dir>...", "an environment group: members, shared files and their links, each member checked", GroupCommand.Run),
-        ("freespace", "<dir>", "free space per section", FreeSpaceCommand.Run),
-        ("map", "--output FILE.svg <dir>", "a picture of the data file's pages as SVG", MapCommand.Run),
-        ("memory", "[--pid N] [<dir>]", "smaps_rollup of a process, or of this tool with the environment open", MemoryCommand.Run),
-        ("copy", "--compact <dir> <target>", "compacting copy into a new directory", CopyCommand.Run),
-    ];
+    /// <summary>The command's name, as installed.</summary>
+    public const string Name = "storage-inspect";
+
+    /// <summary>No response files: an argument that starts with '@' is a path or a key like any other.</summary>
+    private static readonly ParserConfiguration s_parser = new() { ResponseFileTokenReplacer = null };
+
+    /// <summary>The tool's version: the assembly's informational version without a <c>+commit</c> suffix.</summary>
+    public static string Version
+    {
+        get
+        {
+            var assembly = typeof(Cli).Assembly;
+            var version = assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion
+                ?? assembly.GetName().Version?.ToString()
+                ?? "0.0.0";
+            var plus = version.IndexOf('+', StringComparison.Ordinal);
+            return plus < 0 ? version : version[..plus];
+        }
+    }
 
     /// <summary>Runs one command; never throws for bad input or damaged files.</summary>
     public static int Run(string[] args, TextWriter output, TextWriter error)
@@ -38,42 +46,19 @@ internal static class Cli
         ArgumentNullException.ThrowIfNull(args);
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(error);
-        if (args.Length == 0 || args[0] is "-h" or "--help" or "help")
-        {
-            PrintUsage(args.Length == 0 ? error : output);
-            return args.Length == 0 ? Usage : Ok;
-        }
-        var command = s_commands.FirstOrDefault(c => c.Name == args[0]);
-        if (command.Name is null)
-        {
-            error.WriteLine($"error: unknown command '{args[0]}'");
-            PrintUsage(error);
-            return Usage;
-        }
-        ParsedArgs parsed;
         try
         {
-            parsed = ParsedArgs.Parse(args.AsSpan(1));
+            return Execute(args, output, error);
         }
         catch (UsageException e)
         {
-            error.WriteLine($"error: {e.Message}");
-            error.WriteLine($"usage: storage-inspect {command.Name} {command.Arguments}");
-            return Usage;
-        }
-        try
-        {
-            return command.Run(parsed, output, error);
-        }
-        catch (UsageException e)
-        {
-            error.WriteLine($"error: {e.Message}");
-            error.WriteLine($"usage: storage-inspect {command.Name} {command.Arguments}");
+            error.WriteLine($"error: {OneLine(e.Message)}");
+            error.WriteLine($"usage: {UsageLine(e.CommandName)}");
             return Usage;
         }
         catch (InspectionException e)
         {
-            error.WriteLine($"error: {e.Message}");
+            error.WriteLine($"error: {OneLine(e.Message)}");
             return Problems;
         }
         catch (StorageException e)
@@ -88,69 +73,186 @@ internal static class Cli
         }
     }
 
+    /// <summary>
+    /// Parses and runs one command, letting its exceptions through: a command line the parser rejects is a
+    /// <see cref="UsageException"/>, and a command's failure is the exception it threw.
+    /// </summary>
+    internal static int Execute(string[] args, TextWriter output, TextWriter error)
+    {
+        ArgumentNullException.ThrowIfNull(args);
+        // 'help' and 'help <command>' are --help in other words.
+        if (args is ["help", .. var rest]) args = [.. rest, "--help"];
+        var parse = CreateRoot().Parse(args, s_parser);
+        if (parse.Action is HelpAction && parse.CommandResult.Command is RootCommand && parse.UnmatchedTokens.Count > 0)
+        {
+            throw new UsageException($"unknown command '{parse.UnmatchedTokens[0]}'");
+        }
+        if (parse.Action is not HelpAction)
+        {
+            var command = parse.CommandResult.Command;
+            // An error of --version (which only the root has) is the tool's, whatever command follows it.
+            var commandName = command is RootCommand || parse.Errors.Any(e => e.SymbolResult is OptionResult { Option: VersionOption }) ? null : command.Name;
+            if (UnknownOption(parse) is { } unknown) throw new UsageException($"unknown option '{unknown}'", commandName);
+            if (parse.Errors.Count > 0)
+            {
+                // A missing or malformed argument first, then what the options and the command's own checks say.
+                var first = parse.Errors.FirstOrDefault(e => e.SymbolResult is ArgumentResult) ?? parse.Errors[0];
+                var message = command is not RootCommand ? first.Message
+                    : parse.UnmatchedTokens.Count > 0 ? $"unknown command '{parse.UnmatchedTokens[0]}'"
+                    : first.Message.StartsWith("Required command", StringComparison.Ordinal) ? "no command given"
+                    : first.Message;
+                throw new UsageException(message, commandName);
+            }
+        }
+        return parse.Invoke(new InvocationConfiguration
+        {
+            Output = output,
+            Error = error,
+            EnableDefaultExceptionHandler = false,
+            ProcessTerminationTimeout = null,
+        });
+    }
+
+    /// <summary>Every command, with <c>--help</c> (and <c>-h</c>) on each and <c>--version</c> on the root.</summary>
+    internal static RootCommand CreateRoot()
+    {
+        var root = new RootCommand(
+            "Looks inside a Storage environment on disk. Reading commands never write to the environment and take no lock. " +
+            "Exit codes: 0 success (for check: consistent), 1 problems found or the environment cannot be read, 2 bad usage.")
+        {
+            // The installed command's name, also under a host whose executable has another (a test runner).
+            HelpName = Name,
+        };
+        // Only --help and -h: '/h' and '/?' are paths.
+        for (var i = 0; i < root.Options.Count; i++)
+        {
+            if (root.Options[i] is HelpOption) root.Options[i] = new HelpOption("--help", "-h");
+            else if (root.Options[i] is VersionOption version) version.Action = new VersionAction();
+        }
+        Command[] commands =
+        [
+            CheckCommand.Create(),
+            InfoCommand.Create(),
+            TreesCommand.Create(),
+            StatCommand.Create(),
+            PagesCommand.Create(),
+            PageCommand.Create(),
+            GetCommand.Create(),
+            ScanCommand.Create(),
+            DumpCommand.Create(),
+            LoadCommand.Create(),
+            JournalsCommand.Create(),
+            GroupCommand.Create(),
+            FreeSpaceCommand.Create(),
+            MapCommand.Create(),
+            MemoryCommand.Create(),
+            CopyCommand.Create(),
+        ];
+        foreach (var command in commands) root.Subcommands.Add(command);
+        return root;
+    }
+
+    /// <summary>The usage line of a command (or of the tool, for null), as its help shows it.</summary>
+    internal static string UsageLine(string? commandName)
+    {
+        var help = new StringWriter();
+        var root = CreateRoot();
+        // One line however narrow the terminal.
+        foreach (var option in root.Options)
+        {
+            if (option is HelpOption { Action: HelpAction action }) action.MaxWidth = int.MaxValue;
+        }
+        root.Parse(commandName is null ? ["--help"] : [commandName, "--help"], s_parser)
+            .Invoke(new InvocationConfiguration { Output = help, Error = TextWriter.Null, ProcessTerminationTimeout = null });
+        var lines = help.ToString().ReplaceLineEndings("\n").Split('\n');
+        var usage = Array.IndexOf(lines, "Usage:");
+        return usage >= 0 && usage + 1 < lines.Length ? lines[usage + 1].Trim() : $"{Name} <command> [options]";
+    }
+
+    /// <summary>The environment directory, the first argument of most commands.</summary>
+    internal static Argument<string> DirectoryArgument(string description = "The environment's directory (holding data.storage and Journals/).", string name = "dir") =>
+        new(name) { Description = description };
+
+    /// <summary>The <c>--json</c> flag of a command that reports.</summary>
+    internal static Option<bool> JsonOption() => new("--json") { Description = "Print JSON instead of text." };
+
+    /// <summary>An option or argument that is a whole number from <paramref name="minimum"/> to <paramref name="maximum"/>.</summary>
+    internal static long? ParseNumber(ArgumentResult result, string what, long minimum, long maximum = long.MaxValue)
+    {
+        var token = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
+        if (long.TryParse(token, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= minimum && value <= maximum) return value;
+        result.AddError($"'{token}' is not {what}");
+        return null;
+    }
+
+    /// <summary>
+    /// Whether every required argument of the command was given: a command's own check runs only then, because an error
+    /// it adds hides the parser's "missing argument".
+    /// </summary>
+    internal static bool HasRequiredArguments(CommandResult result) =>
+        result.Command.Arguments.All(a => a.Arity.MinimumNumberOfValues == 0 || result.GetResult(a) is { Tokens.Count: > 0 });
+
+    /// <summary>A key given as <c>hex:...</c>, <c>text:...</c> or plain text.</summary>
+    internal static KeyArgument? ParseKey(ArgumentResult result)
+    {
+        var token = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
+        var bytes = Values.Parse(token, out var problem);
+        if (bytes is not null) return new KeyArgument(bytes, token);
+        result.AddError(problem!);
+        return null;
+    }
+
+    /// <summary>
+    /// A word that looks like an option but that no option took: the parser takes it for an argument (or leaves it
+    /// unmatched). After <c>--</c>, words that start with '-' are arguments.
+    /// </summary>
+    private static string? UnknownOption(ParseResult parse)
+    {
+        var tokens = parse.Tokens;
+        var optionValues = new HashSet<Token>(ReferenceEqualityComparer.Instance);
+        CollectOptionValues(parse.RootCommandResult, optionValues);
+        foreach (var token in tokens)
+        {
+            if (token.Type == TokenType.DoubleDash) break;
+            if (token.Type == TokenType.Argument && token.Value.Length > 1 && token.Value[0] == '-' && !optionValues.Contains(token)) return token.Value;
+        }
+        return null;
+    }
+
+    private static void CollectOptionValues(SymbolResult result, HashSet<Token> values)
+    {
+        if (result is not CommandResult command) return;
+        foreach (var child in command.Children)
+        {
+            if (child is OptionResult option)
+            {
+                foreach (var token in option.Tokens) values.Add(token);
+            }
+            CollectOptionValues(child, values);
+        }
+    }
+
     private static string OneLine(string message) => message.ReplaceLineEndings(" ");
 
-    private static void PrintUsage(TextWriter writer)
+    /// <summary><c>--version</c>: the tool's version, not the host's (under a test runner the entry assembly is the runner).</summary>
+    private sealed class VersionAction : SynchronousCommandLineAction
     {
-        writer.WriteLine("usage: storage-inspect <command> [--json] <arguments>");
-        foreach (var (name, arguments, summary, _) in s_commands)
+        /// <summary>Like the parser's own: <c>--version</c> alone needs no command (other words with it are still an error).</summary>
+        public override bool ClearsParseErrors => true;
+
+        public override int Invoke(ParseResult parseResult)
         {
-            writer.WriteLine($"  {name,-10} {arguments,-28} {summary}");
+            parseResult.InvocationConfiguration.Output.WriteLine(Version);
+            return Ok;
         }
-        writer.WriteLine("Reading commands never write to the environment and take no lock; --json prints JSON.");
     }
 }
 
 /// <summary>Bad command-line arguments.</summary>
-internal sealed class UsageException(string message) : Exception(message);
-
-/// <summary>Options (<c>--name value</c> or flags) and positional arguments.</summary>
-internal sealed class ParsedArgs
+/// <param name="message">What is wrong.</param>
+/// <param name="commandName">The command whose usage to show; null for the tool's.</param>
+internal sealed class UsageException(string message, string? commandName = null) : Exception(message)
 {
-    private static readonly HashSet<string> s_flags = ["--json", "--compact", "--force"];
-    private static readonly HashSet<string> s_valued = ["--tree", "--output", "--pid"];
-
-    public List<string> Positional { get; } = [];
-
-    public Dictionary<string, string> Options { get; } = [];
-
-    public HashSet<string> Flags { get; } = [];
-
-    public bool Json => Flags.Contains("--json");
-
-    public static ParsedArgs Parse(ReadOnlySpan<string> args)
-    {
-        var parsed = new ParsedArgs();
-        for (var i = 0; i < args.Length; i++)
-        {
-            var arg = args[i];
-            if (s_flags.Contains(arg))
-            {
-                parsed.Flags.Add(arg);
-            }
-            else if (s_valued.Contains(arg))
-            {
-                if (i + 1 >= args.Length) throw new UsageException($"{arg} needs a value");
-                parsed.Options[arg] = args[++i];
-            }
-            else if (arg.StartsWith("--", StringComparison.Ordinal))
-            {
-                throw new UsageException($"unknown option {arg}");
-            }
-            else
-            {
-                parsed.Positional.Add(arg);
-            }
-        }
-        return parsed;
-    }
-
-    /// <summary>The positional arguments, exactly <paramref name="count"/> of them.</summary>
-    public IReadOnlyList<string> Expect(int count, string names)
-    {
-        if (Positional.Count != count) throw new UsageException($"expected {names}");
-        return Positional;
-    }
-
-    public string? Option(string name) => Options.TryGetValue(name, out var value) ? value : null;
+    /// <summary>The command whose usage to show; null for the tool's.</summary>
+    public string? CommandName { get; } = commandName;
 }

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Encodings.Web;
@@ -53,4 +54,38 @@ internal static class Output
     }
 
     private static bool IsNumeric(string cell) => cell.Length > 0 && (char.IsDigit(cell[0]) || cell == "-") && !cell.Contains(' ', StringComparison.Ordinal);
+}
+
+/// <summary>
+/// A progress bar on stderr, only when both streams are a terminal (never into a file, a pipe or a test's writer), and
+/// only once the run has taken half a second. Drawn on the working thread as it reports (<see cref="Progress{T}"/> would
+/// post to the thread pool, after the line is cleared).
+/// </summary>
+internal sealed class ProgressBar : IProgress<CheckProgress>
+{
+    private readonly Stopwatch _clock = Stopwatch.StartNew();
+    private readonly TextWriter _error;
+    private bool _drawn;
+
+    private ProgressBar(TextWriter error) => _error = error;
+
+    /// <summary>A bar when <paramref name="output"/> is the console's and both streams are a terminal; null otherwise.</summary>
+    public static ProgressBar? For(TextWriter output, TextWriter error) =>
+        !ReferenceEquals(output, Console.Out) || Console.IsOutputRedirected || Console.IsErrorRedirected ? null : new ProgressBar(error);
+
+    public void Report(CheckProgress value)
+    {
+        if (_clock.ElapsedMilliseconds < 500 || value.PagesTotal <= 0) return;
+        var fraction = Math.Clamp(value.PagesExamined / (double)value.PagesTotal, 0, 1);
+        var filled = (int)(fraction * 30);
+        _error.Write($"\r[{new string('#', filled)}{new string('.', 30 - filled)}] {fraction:P0}");
+        _drawn = true;
+    }
+
+    /// <summary>Clears the bar's line, if it was drawn.</summary>
+    public void Clear()
+    {
+        if (_drawn) _error.Write("\r" + new string(' ', 40) + "\r");
+        _drawn = false;
+    }
 }

@@ -40,10 +40,10 @@ internal static class EnvironmentTarget
         if (!framing.SkipReaders)
         {
             FuzzContract.Step(() => EnvironmentSnapshot.Check(directory.Path, collectPages: true));
-            FuzzContract.Step(() => RunCommand(InfoCommand.Run, "--json", directory.Path));
-            FuzzContract.Step(() => RunCommand(JournalsCommand.Run, directory.Path));
-            FuzzContract.Step(() => RunCommand(TreesCommand.Run, directory.Path));
-            FuzzContract.Step(() => RunCommand(DumpCommand.Run, directory.Path));
+            FuzzContract.Step(() => RunCommand("info", "--json", directory.Path));
+            FuzzContract.Step(() => RunCommand("journals", directory.Path));
+            FuzzContract.Step(() => RunCommand("trees", directory.Path));
+            FuzzContract.Step(() => RunCommand("dump", directory.Path));
             FuzzContract.Step(() => DecodeEveryPage(directory.Path));
         }
         if (!framing.SkipOpen)
@@ -52,9 +52,10 @@ internal static class EnvironmentTarget
         }
     }
 
-    private static void RunCommand(Func<ParsedArgs, TextWriter, TextWriter, int> command, params string[] args)
+    /// <summary>One command of the tool, through its parser, with its exceptions let through for <see cref="FuzzContract"/> to judge.</summary>
+    private static void RunCommand(params string[] args)
     {
-        var code = command(ParsedArgs.Parse(args), TextWriter.Null, TextWriter.Null);
+        var code = Cli.Execute(args, TextWriter.Null, TextWriter.Null);
         if (code is not (Cli.Ok or Cli.Problems)) throw new FuzzInvariantException($"a command exited with {code}");
     }
 

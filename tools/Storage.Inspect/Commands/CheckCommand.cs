@@ -1,4 +1,4 @@
-using System.Diagnostics;
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -6,15 +6,27 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>check &lt;dir&gt;</c>: the full consistency check. Exit 0 when consistent, 1 when it finds problems.</summary>
 internal static class CheckCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var directory = args.Expect(1, "<dir>")[0];
-        var progress = ProgressFor(output, error);
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("check", "Full consistency check: every page accounted for once, checksums, key order, tree shape, counters, header slots, journal. Exit 0 when consistent, 1 when problems are found.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        var progress = ProgressBar.For(output, error);
         var report = EnvironmentSnapshot.Check(directory, collectPages: true, progress);
-        if (progress is not null) error.Write("\r" + new string(' ', 40) + "\r");
+        progress?.Clear();
         var open = report.Problems.FirstOrDefault(p => p.Kind == "open");
-        if (open is not null && !args.Json) throw new InspectionException(open.Message);
-        if (args.Json)
+        if (open is not null && !json) throw new InspectionException(open.Message);
+        if (json)
         {
             Output.Json(output, new
             {
@@ -50,23 +62,5 @@ internal static class CheckCommand
         if (report.ProblemsOmitted > 0) output.WriteLine($"... and {Output.N(report.ProblemsOmitted)} more problems");
         output.WriteLine(report.IsConsistent ? "consistent" : $"NOT consistent: {Output.N(report.ErrorCount)} error{(report.ErrorCount == 1 ? "" : "s")}");
         return report.IsConsistent ? Cli.Ok : Cli.Problems;
-    }
-
-    /// <summary>A progress line on stderr, only when writing to a terminal and only once the run has taken a while.</summary>
-    private static ProgressBar? ProgressFor(TextWriter output, TextWriter error) =>
-        !ReferenceEquals(output, Console.Out) || Console.IsOutputRedirected || Console.IsErrorRedirected ? null : new ProgressBar(error);
-
-    /// <summary>Draws the bar on the checking thread as it reports (<see cref="Progress{T}"/> would post to the thread pool, after the line is cleared).</summary>
-    private sealed class ProgressBar(TextWriter error) : IProgress<CheckProgress>
-    {
-        private readonly Stopwatch _clock = Stopwatch.StartNew();
-
-        public void Report(CheckProgress value)
-        {
-            if (_clock.ElapsedMilliseconds < 500 || value.PagesTotal <= 0) return;
-            var fraction = Math.Clamp(value.PagesExamined / (double)value.PagesTotal, 0, 1);
-            var filled = (int)(fraction * 30);
-            error.Write($"\r[{new string('#', filled)}{new string('.', 30 - filled)}] {fraction:P0}");
-        }
     }
 }

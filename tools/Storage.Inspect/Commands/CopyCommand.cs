@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -18,11 +19,30 @@ internal static class CopyCommand
 
     private const int Attempts = 5;
 
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        if (!args.Flags.Contains("--compact")) throw new UsageException("only compacting copies are supported: pass --compact");
-        var positional = args.Expect(2, "<dir> <target>");
-        var target = Path.GetFullPath(positional[1]);
+        var source = Cli.DirectoryArgument("The environment to copy (it may be open in another process).");
+        var targetDirectory = new Argument<string>("target") { Description = "Where to create the copy: a missing or empty directory." };
+        var compact = new Option<bool>("--compact") { Description = "Copy every tree in key order into a fresh environment, leaving free pages behind (the only kind of copy; required)." };
+        var json = Cli.JsonOption();
+        var command = new Command("copy", "A compacting copy of the last committed state into a new directory; only the target is written.")
+        {
+            source,
+            targetDirectory,
+            compact,
+            json,
+        };
+        command.Validators.Add(result =>
+        {
+            if (Cli.HasRequiredArguments(result) && !result.GetValue(compact)) result.AddError("only compacting copies are supported: pass --compact");
+        });
+        command.SetAction(parse => Run(parse.GetRequiredValue(source), parse.GetRequiredValue(targetDirectory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string source, string targetDirectory, bool json, TextWriter output, TextWriter error)
+    {
+        var target = Path.GetFullPath(targetDirectory);
         if (Directory.Exists(target) && Directory.EnumerateFileSystemEntries(target).Any())
         {
             throw new InspectionException($"the target {target} is not empty");
@@ -32,9 +52,9 @@ internal static class CopyCommand
         {
             try
             {
-                return Copy(positional[0], target, args.Json, output);
+                return Copy(source, target, json, output);
             }
-            catch (SnapshotChangedException e) when (EnvironmentSnapshot.IsLocked(positional[0]))
+            catch (SnapshotChangedException e) when (EnvironmentSnapshot.IsLocked(source))
             {
                 // The target holds only what this command wrote: it goes, and the copy starts again.
                 if (Directory.Exists(target)) Directory.Delete(target, recursive: true);

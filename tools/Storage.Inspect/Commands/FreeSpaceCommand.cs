@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using System.Text;
 
@@ -6,10 +7,23 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>freespace &lt;dir&gt;</c>: free pages, largest free run and a fill bar per section.</summary>
 internal static class FreeSpaceCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var report = StatCommand.CheckOrThrow(args.Expect(1, "<dir>")[0], collectPages: false);
-        if (args.Json)
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("freespace", "Free pages, largest free run and a fill bar per section of the data file.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        var report = StatCommand.CheckOrThrow(directory, collectPages: false, output, error);
+        if (json)
         {
             Output.Json(output, new
             {
@@ -39,10 +53,27 @@ internal static class MapCommand
     private const int Cell = 6;
     private const int MaxCells = 65536;
 
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var path = args.Option("--output") ?? throw new UsageException("--output FILE.svg is required");
-        var report = StatCommand.CheckOrThrow(args.Expect(1, "<dir>")[0], collectPages: true);
+        var directory = Cli.DirectoryArgument();
+        var file = new Option<string>("--output")
+        {
+            Description = "The SVG file to write.",
+            HelpName = "FILE.svg",
+            Required = true,
+        };
+        var command = new Command("map", "A picture of the data file's pages as SVG: one cell per page (or group of pages), coloured by type, with a legend.")
+        {
+            directory,
+            file,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetRequiredValue(file), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, string path, TextWriter output, TextWriter error)
+    {
+        var report = StatCommand.CheckOrThrow(directory, collectPages: true, output, error);
         var pages = report.Pages!;
         var pagesPerCell = Math.Max(1, (pages.Length + MaxCells - 1) / MaxCells);
         var cells = (pages.Length + pagesPerCell - 1) / pagesPerCell;

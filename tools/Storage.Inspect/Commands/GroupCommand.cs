@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -14,10 +15,28 @@ internal static class GroupCommand
 
     internal sealed record SharedFile(string RootName, long Links, string[] MemberNumbers, int[] MemberEntries);
 
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        if (args.Positional.Count < 1) throw new UsageException("expected <root-dir> <branch-dir>...");
-        var directories = args.Positional.Select(Path.GetFullPath).ToArray();
+        var root = Cli.DirectoryArgument("The group's root environment.", "root-dir");
+        var branches = new Argument<string[]>("branch-dir")
+        {
+            Description = "Its branch environments.",
+            Arity = ArgumentArity.ZeroOrMore,
+        };
+        var json = Cli.JsonOption();
+        var command = new Command("group", "An environment group: its members, the shared journal files with their links and each member's entries in them; each member checked alone and the group together.")
+        {
+            root,
+            branches,
+            json,
+        };
+        command.SetAction(parse => Run([parse.GetRequiredValue(root), .. parse.GetValue(branches) ?? []], parse.GetValue(json), parse.InvocationConfiguration.Output));
+        return command;
+    }
+
+    public static int Run(IReadOnlyList<string> memberDirectories, bool json, TextWriter output)
+    {
+        var directories = memberDirectories.Select(Path.GetFullPath).ToArray();
         var problems = new List<string>();
         var members = new List<Member>();
         var snapshots = new List<EnvironmentSnapshot>();
@@ -77,7 +96,7 @@ internal static class GroupCommand
             }
             if (ids.Distinct().Count() != ids.Length) problems.Add("two members have the same environment id: one is a copy of the other, not a member of its own");
 
-            if (args.Json)
+            if (json)
             {
                 Output.Json(output, new { members, sharedFiles = shared, problems, consistent = problems.Count == 0 });
                 return problems.Count == 0 ? Cli.Ok : Cli.Problems;

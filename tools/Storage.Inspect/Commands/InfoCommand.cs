@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -5,9 +6,22 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>info &lt;dir&gt;</c>: format, page size, file sizes, both header slots, journal files and whether a process holds the environment.</summary>
 internal static class InfoCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var directory = Path.GetFullPath(args.Expect(1, "<dir>")[0]);
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("info", "Format, page size, file sizes, both header slots, journal files and whether a process has the environment open.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        directory = Path.GetFullPath(directory);
         using var snapshot = EnvironmentSnapshot.Open(directory);
         var journals = snapshot.ListJournalFiles()
             .Select(j => (j.Number, j.Path, Size: SafeLength(j.Path))).ToList();
@@ -26,7 +40,7 @@ internal static class InfoCommand
             journalOffset = s.Header?.JournalOffsetBytes,
             rootPage = s.Header?.RootPage,
         }).ToList();
-        if (args.Json)
+        if (json)
         {
             Output.Json(output, new
             {

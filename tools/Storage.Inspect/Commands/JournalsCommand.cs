@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -9,12 +10,25 @@ namespace Storage.Inspect.Commands;
 /// </summary>
 internal static class JournalsCommand
 {
+    public static Command Create()
+    {
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("journals", "Journal files: transactions, entries, stored and uncompressed sizes, links, state; and what recovery would replay or lose.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
     internal sealed record JournalSummary(long Number, string Path, long Bytes, int Links, string Header, int Entries, long FirstTransaction, long LastTransaction,
         long StoredBytes, long UncompressedBytes, int CompressedEntries, int OtherEnvironmentEntries, long UsedBytes, string State, long? DamagedAtOffset);
 
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {
-        using var snapshot = EnvironmentSnapshot.Open(args.Expect(1, "<dir>")[0]);
+        using var snapshot = EnvironmentSnapshot.Open(directory);
         var synced = snapshot.Header.LastSyncedTransactionId;
         var summaries = snapshot.ListJournalFiles().Select(j => Summarize(j.Number, j.Path, snapshot.Header.EnvironmentId)).ToList();
         var walk = snapshot.JournalWalk;
@@ -24,7 +38,7 @@ internal static class JournalsCommand
                 : $"recovery replays through transaction {snapshot.TransactionId}; nothing is lost"
             : $"DAMAGED: {walk.DamageMessage} A strict open fails; JournalRecovery = DiscardAfterDamage would keep transactions up to {walk.LastTransactionId} and lose {walk.LostDescription}";
         var damaged = walk is { IsDamaged: true } || summaries.Any(s => s.State.StartsWith("damaged", StringComparison.Ordinal) || s.Header.StartsWith("invalid", StringComparison.Ordinal));
-        if (args.Json)
+        if (json)
         {
             Output.Json(output, new
             {

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using Storage.Inspection;
 
@@ -11,19 +12,47 @@ internal static class MemoryCommand
 {
     private static readonly string[] s_fields = ["Rss", "Pss", "Private_Dirty", "Anonymous", "Swap"];
 
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
+    {
+        var directory = new Argument<string?>("dir")
+        {
+            Description = "The environment's directory: this tool opens and checks it, then reports its own memory.",
+            Arity = ArgumentArity.ZeroOrOne,
+        };
+        var pid = new Option<int?>("--pid")
+        {
+            Description = "The process to report on, instead of this tool.",
+            HelpName = "N",
+            CustomParser = result => (int?)Cli.ParseNumber(result, "a process id", 1, int.MaxValue),
+        };
+        var json = Cli.JsonOption();
+        var command = new Command("memory", "Rss, Pss, Private_Dirty, Anonymous and Swap from /proc/PID/smaps_rollup (Linux): of a process, or of this tool with the environment open.")
+        {
+            directory,
+            pid,
+            json,
+        };
+        command.Validators.Add(result =>
+        {
+            var hasDirectory = result.GetValue(directory) is not null;
+            var hasPid = result.GetResult(pid) is not null;
+            if (hasDirectory == hasPid) result.AddError(hasPid ? "give either <dir> or --pid, not both" : "expected <dir> (or --pid N)");
+        });
+        command.SetAction(parse => Run(parse.GetValue(directory), parse.GetValue(pid), parse.GetValue(json), parse.InvocationConfiguration.Output));
+        return command;
+    }
+
+    public static int Run(string? directory, int? processId, bool json, TextWriter output)
     {
         if (!OperatingSystem.IsLinux()) throw new InspectionException("memory needs /proc/PID/smaps_rollup (Linux only)");
         string pid;
-        if (args.Option("--pid") is { } given)
+        if (processId is { } id)
         {
-            if (!int.TryParse(given, NumberStyles.None, CultureInfo.InvariantCulture, out var id) || id <= 0) throw new UsageException($"'{given}' is not a process id");
-            args.Expect(0, "no directory with --pid");
             pid = id.ToString(CultureInfo.InvariantCulture);
         }
         else
         {
-            var directory = args.Expect(1, "<dir> (or --pid N)")[0];
+            ArgumentNullException.ThrowIfNull(directory);
             using var snapshot = EnvironmentSnapshot.Open(directory);
             snapshot.Check();
             pid = "self";
@@ -48,13 +77,13 @@ internal static class MemoryCommand
             var parts = line[(colon + 1)..].Split(' ', StringSplitOptions.RemoveEmptyEntries);
             if (parts.Length >= 1 && long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out var kb)) figures[name] = kb * 1024;
         }
-        var processId = pid == "self" ? Environment.ProcessId : int.Parse(pid, CultureInfo.InvariantCulture);
-        if (args.Json)
+        var shownId = processId ?? Environment.ProcessId;
+        if (json)
         {
-            Output.Json(output, new { pid = processId, bytes = s_fields.ToDictionary(f => f, f => figures.GetValueOrDefault(f)) });
+            Output.Json(output, new { pid = shownId, bytes = s_fields.ToDictionary(f => f, f => figures.GetValueOrDefault(f)) });
             return Cli.Ok;
         }
-        output.WriteLine($"process {processId}{(pid == "self" ? " (this tool, environment open)" : "")}");
+        output.WriteLine($"process {shownId}{(pid == "self" ? " (this tool, environment open)" : "")}");
         foreach (var field in s_fields) output.WriteLine($"  {field + ":",-15} {Output.N(figures.GetValueOrDefault(field) / 1024),12} kB");
         return Cli.Ok;
     }

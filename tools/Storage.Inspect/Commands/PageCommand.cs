@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using Storage.Inspection;
 
@@ -6,20 +7,34 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>page &lt;dir&gt; &lt;N&gt;</c>: one page decoded: header, nodes, keys in hex and printable form.</summary>
 internal static class PageCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var positional = args.Expect(2, "<dir> <N>");
-        if (!long.TryParse(positional[1], NumberStyles.None, CultureInfo.InvariantCulture, out var pageNumber))
+        var directory = Cli.DirectoryArgument();
+        var number = new Argument<long>("N")
         {
-            throw new UsageException($"'{positional[1]}' is not a page number");
-        }
-        using var snapshot = EnvironmentSnapshot.Open(positional[0]);
+            Description = "The page number (0 is the first page of the data file).",
+            CustomParser = result => Cli.ParseNumber(result, "a page number", 0) ?? 0,
+        };
+        var json = Cli.JsonOption();
+        var command = new Command("page", "One page decoded: its header, checksum, and its nodes with keys in hex and printable form (or what else it holds).")
+        {
+            directory,
+            number,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(number), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, long pageNumber, bool json, TextWriter output, TextWriter error)
+    {
+        using var snapshot = EnvironmentSnapshot.Open(directory);
         if (pageNumber >= snapshot.NextPageNumber && pageNumber < snapshot.FilePageCount)
         {
             error.WriteLine($"note: page {pageNumber} is past the next page number {snapshot.NextPageNumber} (never allocated)");
         }
         var decoded = Decode(snapshot.DescribePage(pageNumber));
-        if (args.Json)
+        if (json)
         {
             Output.Json(output, decoded);
             return decoded.Problems.Count == 0 ? Cli.Ok : Cli.Problems;

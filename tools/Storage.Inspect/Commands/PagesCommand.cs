@@ -1,12 +1,25 @@
+using System.CommandLine;
 namespace Storage.Inspect.Commands;
 
 /// <summary><c>pages &lt;dir&gt;</c>: one row per page below the next page number: id, type, tree, items, overflow pages.</summary>
 internal static class PagesCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var directory = args.Expect(1, "<dir>")[0];
-        var report = StatCommand.CheckOrThrow(directory, collectPages: true);
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("pages", "One row per page below the next page number: id, type, owning tree, items, overflow run, bytes used.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        var report = StatCommand.CheckOrThrow(directory, collectPages: true, output, error);
         var names = report.Trees.GroupBy(t => t.TreeId).ToDictionary(g => g.Key, g => g.First().DisplayName);
         var pages = report.Pages!;
         var rows = Enumerable.Range(0, pages.Length).Select(i =>
@@ -16,7 +29,7 @@ internal static class PagesCommand
             return (Id: (long)i, Type: TypeName(info.Kind), Tree: tree, Items: info.Kind is PageKind.Branch or PageKind.Leaf ? info.Items : 0,
                 Overflow: info.Kind == PageKind.Overflow ? info.Items : 0, Used: info.UsedBytes);
         });
-        if (args.Json)
+        if (json)
         {
             Output.Json(output, rows.Select(r => new { id = r.Id, type = r.Type, tree = r.Tree, items = r.Items, overflow = r.Overflow, usedBytes = r.Used }));
         }

@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Storage.Inspection;
 
 namespace Storage.Inspect.Commands;
@@ -5,15 +6,27 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>stat &lt;dir&gt;</c>: environment totals in the manner of mdb_stat, with free pages by section.</summary>
 internal static class StatCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var directory = args.Expect(1, "<dir>")[0];
-        var report = CheckOrThrow(directory, collectPages: false);
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("stat", "Environment totals in the manner of mdb_stat, and free pages by section.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        var report = CheckOrThrow(directory, collectPages: false, output, error);
         var trees = report.Trees;
         var root = trees[0];
         long branch = trees.Sum(t => t.BranchPages), leaf = trees.Sum(t => t.LeafPages), overflow = trees.Sum(t => t.OverflowPages);
         var sections = report.Sections.Where(s => s.FreePages > 0).ToList();
-        if (args.Json)
+        if (json)
         {
             Output.Json(output, new
             {
@@ -57,10 +70,15 @@ internal static class StatCommand
         return ReportProblems(report, error);
     }
 
-    /// <summary>Runs the check; an environment that cannot be opened at all becomes a one-line error.</summary>
-    internal static CheckReport CheckOrThrow(string directory, bool collectPages)
+    /// <summary>
+    /// Runs the check, with a progress bar on a terminal (<see cref="ProgressBar.For"/>); an environment that cannot be
+    /// opened at all becomes a one-line error.
+    /// </summary>
+    internal static CheckReport CheckOrThrow(string directory, bool collectPages, TextWriter output, TextWriter error)
     {
-        var report = EnvironmentSnapshot.Check(directory, collectPages);
+        var progress = ProgressBar.For(output, error);
+        var report = EnvironmentSnapshot.Check(directory, collectPages, progress);
+        progress?.Clear();
         var open = report.Problems.FirstOrDefault(p => p.Kind == "open");
         if (open is not null) throw new InspectionException(open.Message);
         return report;

@@ -1,13 +1,26 @@
+using System.CommandLine;
 namespace Storage.Inspect.Commands;
 
 /// <summary><c>trees &lt;dir&gt;</c>: every tree with entries, depth, page counts and bytes used against allocated.</summary>
 internal static class TreesCommand
 {
-    public static int Run(ParsedArgs args, TextWriter output, TextWriter error)
+    public static Command Create()
     {
-        var directory = args.Expect(1, "<dir>")[0];
-        var report = StatCommand.CheckOrThrow(directory, collectPages: false);
-        if (args.Json)
+        var directory = Cli.DirectoryArgument();
+        var json = Cli.JsonOption();
+        var command = new Command("trees", "Every tree: entries, depth, branch, leaf and overflow pages, bytes used against allocated.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static int Run(string directory, bool json, TextWriter output, TextWriter error)
+    {
+        var report = StatCommand.CheckOrThrow(directory, collectPages: false, output, error);
+        if (json)
         {
             Output.Json(output, report.Trees.Select(t => new
             {
