@@ -32,6 +32,8 @@ internal static class CheckCommand
             {
                 directory = Path.GetFullPath(directory),
                 consistent = report.IsConsistent,
+                openElsewhere = report.WhileOpenElsewhere,
+                attempts = report.Attempts,
                 transactionId = report.TransactionId,
                 pagesInUseOrFree = report.PagesInUseOrFree,
                 filePages = report.FilePages,
@@ -60,7 +62,15 @@ internal static class CheckCommand
             $"({Output.N(report.ReservedPages)} reserved, {Output.N(report.ReachablePages)} in trees, {Output.N(report.FreePages)} free, {Output.N(report.LeakedPages)} leaked), {Math.Max(0, report.Trees.Count - 1)} trees{(report.HoleBytes > 0 ? $", {Output.Bytes(report.HoleBytes)} given back to the file system" : "")}");
         foreach (var problem in report.Problems) output.WriteLine(problem.ToString());
         if (report.ProblemsOmitted > 0) output.WriteLine($"... and {Output.N(report.ProblemsOmitted)} more problems");
-        output.WriteLine(report.IsConsistent ? "consistent" : $"NOT consistent: {Output.N(report.ErrorCount)} error{(report.ErrorCount == 1 ? "" : "s")}");
+        if (report.WhileOpenElsewhere)
+        {
+            output.WriteLine($"open in another process: read {report.Attempts} time{(report.Attempts == 1 ? "" : "s")}; " +
+                $"a finding counts only when {EnvironmentSnapshot.LiveConfirmations} reads in a row find it in the same place");
+        }
+        var unsettled = report.Problems.Any(p => p.Kind == "unsettled");
+        output.WriteLine(!report.IsConsistent ? $"NOT consistent: {Output.N(report.ErrorCount)} error{(report.ErrorCount == 1 ? "" : "s")}"
+            : unsettled ? "no damage confirmed (the environment changed under every read; check again when it is quieter)"
+            : "consistent");
         return report.IsConsistent ? Cli.Ok : Cli.Problems;
     }
 }
