@@ -329,7 +329,7 @@ public class CommandTests
         var writer = Task.Run(() =>
         {
             for (var generation = 1; !stop.IsCancellationRequested; generation++) Generation(env, generation, keys);
-        });
+        }, TestContext.Current.CancellationToken);
         var copies = 0;
         try
         {

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Storage.Inspect.Tests;
 
 /// <summary>
@@ -7,7 +9,10 @@ namespace Storage.Inspect.Tests;
 public sealed class LinuxOnlyFactAttribute : FactAttribute
 {
     /// <param name="needs">What the test needs that only Linux has.</param>
-    public LinuxOnlyFactAttribute(string needs)
+    /// <param name="sourceFilePath">Given by the compiler: where the test is, for the runner.</param>
+    /// <param name="sourceLineNumber">Given by the compiler: where the test is, for the runner.</param>
+    public LinuxOnlyFactAttribute(string needs, [CallerFilePath] string? sourceFilePath = null, [CallerLineNumber] int sourceLineNumber = -1)
+        : base(sourceFilePath, sourceLineNumber)
     {
         Needs = needs;
         if (!OperatingSystem.IsLinux()) Skip = $"needs Linux: {needs}";

@@ -43,7 +43,7 @@ public class LiveCheckTests
                 tx.Commit();
                 Interlocked.Increment(ref commits);
             }
-        });
+        }, TestContext.Current.CancellationToken);
         try
         {
             var checks = 0;

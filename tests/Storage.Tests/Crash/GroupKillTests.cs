@@ -1,7 +1,6 @@
 using System.Globalization;
 using Storage.CrashHost;
 using Storage.Tests.Support;
-using Xunit.Abstractions;
 
 namespace Storage.Tests.CrashTests;
 
@@ -43,7 +42,7 @@ public sealed class A_group_killed_while_its_members_commit(ITestOutputHelper ou
             {
                 if (killDuringStartup)
                 {
-                    await Task.Delay(random.Next(0, 200));
+                    await Task.Delay(random.Next(0, 200), TestContext.Current.CancellationToken);
                 }
                 else
                 {

@@ -1,7 +1,6 @@
 using System.Globalization;
 using Storage.CrashHost;
 using Storage.Tests.Support;
-using Xunit.Abstractions;
 
 namespace Storage.Tests.CrashTests;
 
@@ -47,7 +46,7 @@ public sealed class A_process_killed_while_committing(ITestOutputHelper output)
             {
                 if (killDuringStartup)
                 {
-                    await Task.Delay(random.Next(0, 150));
+                    await Task.Delay(random.Next(0, 150), TestContext.Current.CancellationToken);
                 }
                 else
                 {

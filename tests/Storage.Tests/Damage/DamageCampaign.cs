@@ -1,7 +1,6 @@
 using System.Text;
 using Storage.Inspection;
 using Storage.Tests.Support;
-using Xunit.Abstractions;
 
 namespace Storage.Tests.Damage;
 

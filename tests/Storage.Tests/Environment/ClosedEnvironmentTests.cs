@@ -26,7 +26,7 @@ public sealed class A_disposed_environment
         var env = StorageEnvironment.Open(temp.Path, TestOptions.Small);
         env.Dispose();
 
-        var error = await Assert.ThrowsAsync<StorageException>(async () => await env.BeginWriteAsync());
+        var error = await Assert.ThrowsAsync<StorageException>(async () => await env.BeginWriteAsync(TestContext.Current.CancellationToken));
         Assert.Equal(StorageErrorCode.EnvironmentClosed, error.ErrorCode);
     }
 

@@ -93,7 +93,7 @@ public sealed class The_oldest_reader
         PutAndCommit(env, "t", ("a", "1"));
         using var reader = env.BeginRead();
 
-        var warning = await warned.Task.WaitAsync(Within.Default);
+        var warning = await warned.Task.WaitAsync(Within.Default, TestContext.Current.CancellationToken);
 
         Assert.Equal(reader.TransactionId, warning.TransactionId);
         Assert.False(warning.LimitReached);

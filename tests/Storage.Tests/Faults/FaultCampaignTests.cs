@@ -1,5 +1,4 @@
 using Storage.Tests.Support;
-using Xunit.Abstractions;
 
 namespace Storage.Tests.FaultTests;
 

@@ -57,7 +57,7 @@ public sealed class A_failed_journal_write_during_commit
             Assert.Throws<StorageException>(() => tx.Commit());
         }
 
-        var error = await Assert.ThrowsAsync<StorageException>(async () => await env.BeginWriteAsync());
+        var error = await Assert.ThrowsAsync<StorageException>(async () => await env.BeginWriteAsync(TestContext.Current.CancellationToken));
         Assert.Equal(StorageErrorCode.EnvironmentPoisoned, error.ErrorCode);
     }
 

@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Storage.Paging;
 using Storage.Platform;
@@ -14,20 +13,16 @@ namespace Storage.Tests.NativeLayer;
 /// </summary>
 public sealed unsafe class BindingTests
 {
-    private static bool Skip => !(OperatingSystem.IsLinux() && RuntimeInformation.ProcessArchitecture == Architecture.X64);
-
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void TheLibraryLoadsWithTheExpectedVersion()
     {
-        if (Skip) return;
         Assert.True(Pal.IsAvailable, Pal.UnavailableReason);
         Assert.Equal(PalNative.ExpectedVersion, PalNative.Version());
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void RingWritesLandByteExactAndAdjacentPagesMerge()
     {
-        if (Skip) return;
         using var temp = new TempDirectory();
         var path = temp.Combine("data");
         // Pages 3, 4, 5 (a run), 9, and a two-page buffer at 10-11 (adjacent to 9): two writes.
@@ -60,10 +55,9 @@ public sealed unsafe class BindingTests
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void ConcurrentSubmittersOnManyFilesShareTheRing()
     {
-        if (Skip) return;
         using var temp = new TempDirectory();
         var ring = Pal.SharedWriter(lowPriority: true, out _)!;
         const int files = 8;
@@ -93,10 +87,9 @@ public sealed unsafe class BindingTests
         });
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void AFailedRingWriteCarriesTheErrorAndThePath()
     {
-        if (Skip) return;
         using var temp = new TempDirectory();
         var path = temp.Combine("read-only");
         File.WriteAllBytes(path, new byte[PageLayout.PageSizeBytes]);
@@ -117,10 +110,9 @@ public sealed unsafe class BindingTests
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void JournalWritesAreDurableAlignedWrites()
     {
-        if (Skip) return;
         using var temp = new TempDirectory();
         var path = temp.Combine("0001.journal");
         using var aligned = new AlignedBuffer(8192);
@@ -142,10 +134,9 @@ public sealed unsafe class BindingTests
         Assert.True(file.AsSpan(0, 16384).IndexOfAnyExcept((byte)0) < 0);
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void HardLinksAndSameFileChecks()
     {
-        if (Skip) return;
         using var temp = new TempDirectory();
         var original = temp.Combine("a");
         var link = temp.Combine("b");
@@ -163,10 +154,9 @@ public sealed unsafe class BindingTests
         Pal.FsyncDirectory(temp.Path);
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native layer's bindings")]
     public void MemoryFiguresComeFromSmapsRollup()
     {
-        if (Skip) return;
         var stats = Pal.ReadMemoryStats();
         Assert.Equal(PalNative.MemRss | PalNative.MemPss | PalNative.MemPrivateDirty | PalNative.MemAnonymous | PalNative.MemSwap, stats.Valid);
         Assert.True(stats.Rss > 1 << 20, $"RSS {stats.Rss}");

@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using Storage.Faults;
 using Storage.Paging;
 using Storage.Platform;
@@ -17,20 +16,17 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
     private const int Eio = 5;
     private const int Enospc = 28;
 
-    private static bool Skip => !(OperatingSystem.IsLinux() && RuntimeInformation.ProcessArchitecture == Architecture.X64);
-
     private readonly TempDirectory _temp = new("seam");
 
     public void Dispose()
     {
-        if (!Skip) PalFaults.Disarm();
+        if (Needs.Missing(Need.LinuxX64) is null) PalFaults.Disarm();
         _temp.Dispose();
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void Counting_only_sees_calls_made_while_armed_and_restarts_from_zero()
     {
-        if (Skip) return;
         using var aligned = Filled(3 * 4096, 1);
         var path = _temp.Combine("0001.journal");
         using var journal = Pal.OpenJournal(path, create: true, out _);
@@ -55,10 +51,9 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
         Assert.Equal(0, PalFaults.Read().Calls(PalFaultKind.JournalWrite));
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void The_nth_journal_write_fails_with_the_errno_asked_for_as_a_typed_exception()
     {
-        if (Skip) return;
         using var aligned = Filled(4096, 2);
         var path = _temp.Combine("0002.journal");
         using var journal = Pal.OpenJournal(path, create: true, out _);
@@ -79,10 +74,9 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
         Assert.True(file.AsSpan(12288, 4096).SequenceEqual(aligned.Span[..4096]));
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void A_partial_journal_write_lands_its_first_blocks_and_a_short_one_lands_whole()
     {
-        if (Skip) return;
         using var aligned = Filled(4 * 4096, 3);
         var path = _temp.Combine("0003.journal");
         using var journal = Pal.OpenJournal(path, create: true, out _);
@@ -98,10 +92,9 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
         Assert.True(file.AsSpan(8 * 4096, 4 * 4096).SequenceEqual(aligned.Span));
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void Short_ring_writes_are_continued_byte_exact_and_a_partial_one_fails_the_flush()
     {
-        if (Skip) return;
         var ring = Pal.SharedWriter(lowPriority: true, out var problem) ?? throw new InvalidOperationException(problem);
         var path = _temp.Combine("data");
         // Runs: pages 1-3 (a three-page buffer), 6, 8-9.
@@ -143,10 +136,9 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void After_a_ring_fdatasync_fails_once_the_data_file_writer_refuses_every_later_sync()
     {
-        if (Skip) return;
         var path = _temp.Combine("data");
         var buffer = Fill(new ScratchBuffer(1), 0);
         try
@@ -176,10 +168,9 @@ public sealed unsafe class FaultSeamBindingTests : IDisposable
         }
     }
 
-    [Fact]
+    [FactNeeding(Need.LinuxX64, "Testing the native fault seam")]
     public void Invalid_rules_are_refused()
     {
-        if (Skip) return;
         Assert.Throws<ArgumentOutOfRangeException>(() => PalFaults.Arm(PalFaultRule.Fail(PalFaultKind.DataSync, nth: 0, Eio)));
         var partialSync = Assert.Throws<StorageException>(() => PalFaults.Arm(PalFaultRule.Partial(PalFaultKind.DataSync, nth: 1, 10, Eio)));
         Assert.Equal(22, partialSync.OsError); // EINVAL

@@ -77,8 +77,8 @@ public sealed class A_checkpoint_racing_with_commits
                     // The application does some work of its own after Commit, before the using block ends.
                     Thread.SpinWait(20_000);
                 }
-            });
-            await writer.WaitAsync(TimeSpan.FromSeconds(60));
+            }, TestContext.Current.CancellationToken);
+            await writer.WaitAsync(TimeSpan.FromSeconds(60), TestContext.Current.CancellationToken);
             Assert.True(checkpointer.Join(TimeSpan.FromSeconds(60)), "the checkpointer did not finish");
             Assert.Null(checkpointFailure);
             env.SimulateCrash();

@@ -54,10 +54,10 @@ public sealed class A_growing_data_file
             Assert.True(env.DataFile.GrowingAhead, "a growth ahead of need started");
             Assert.True(faults.WaitForHeldResize(TimeSpan.FromSeconds(30)), "the growth ahead reached its reservation");
             for (var i = 0; i < 60; i++) next = Commit(env, model, next);
-        });
+        }, TestContext.Current.CancellationToken);
         try
         {
-            var finished = await Task.WhenAny(committing, Task.Delay(TimeSpan.FromSeconds(30))) == committing;
+            var finished = await Task.WhenAny(committing, Task.Delay(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)) == committing;
             Assert.True(finished, $"the commits waited for the growth held behind the disk ({faults.HeldResizes} held)");
         }
         finally

@@ -27,7 +27,7 @@ public sealed class Space_given_back
             peakAllocated = Disk.AllocatedBytes(dataFile);
             Assert.True(peakLength > 8 << 20, $"the file grew to {peakLength:N0} bytes");
             DeleteRange(env, 0, 80_000);
-            result = env.Compact();
+            result = env.Compact(cancellationToken: TestContext.Current.CancellationToken);
         }
         var length = new FileInfo(dataFile).Length;
         Assert.True(length <= peakLength / 10, $"{length:N0} bytes long after compacting, {peakLength:N0} at the peak ({result})");
@@ -79,7 +79,7 @@ public sealed class Space_given_back
             var before = OrdinalBytes.Copy(model);
             using var reader = env.BeginRead();
             var progress = new List<CompactionProgress>();
-            var result = env.Compact(new SynchronousProgress<CompactionProgress>(progress.Add));
+            var result = env.Compact(new SynchronousProgress<CompactionProgress>(progress.Add), TestContext.Current.CancellationToken);
             Assert.True(result.PagesMoved > 0, $"pages moved: {result}");
             Assert.NotEmpty(progress);
             Assert.Equal(result.PagesMoved, progress[^1].PagesMoved);
@@ -89,7 +89,7 @@ public sealed class Space_given_back
             reader.Dispose();
             // Writes go on after compaction, into the holes and at the end.
             Fill(env, 100_000, 2_000, valueSize: 150, model);
-            var second = env.Compact();
+            var second = env.Compact(cancellationToken: TestContext.Current.CancellationToken);
             Assert.True(second.FileBytesAfter <= second.FileBytesBefore, second.ToString());
         }
         Assert.Empty(EnvironmentSnapshot.Check(temp.Path).Problems);

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Storage.Platform;
 
@@ -39,9 +40,18 @@ internal static class Needs
 }
 
 /// <summary>A fact that runs only where the machine has what it needs; elsewhere it is reported skipped with the reason, never passed.</summary>
+/// <remarks>
+/// What a test finds out only while it runs (a device setting, say) it reports with <see cref="Assert.Skip(string)"/>,
+/// which ends the test as skipped with its reason, not passed.
+/// </remarks>
 internal sealed class FactNeedingAttribute : FactAttribute
 {
-    public FactNeedingAttribute(Need need, string what)
+    /// <param name="need">What the test needs of the machine.</param>
+    /// <param name="what">What the test does, the start of the reason given when it is skipped.</param>
+    /// <param name="sourceFilePath">Given by the compiler: where the test is, for the runner.</param>
+    /// <param name="sourceLineNumber">Given by the compiler: where the test is, for the runner.</param>
+    public FactNeedingAttribute(Need need, string what, [CallerFilePath] string? sourceFilePath = null, [CallerLineNumber] int sourceLineNumber = -1)
+        : base(sourceFilePath, sourceLineNumber)
     {
         if (Needs.Missing(need) is { } missing) Skip = $"{what} {missing}.";
     }
@@ -50,7 +60,9 @@ internal sealed class FactNeedingAttribute : FactAttribute
 /// <summary>A theory that runs only where the machine has what it needs; elsewhere it is reported skipped with the reason.</summary>
 internal sealed class TheoryNeedingAttribute : TheoryAttribute
 {
-    public TheoryNeedingAttribute(Need need, string what)
+    /// <inheritdoc cref="FactNeedingAttribute(Need, string, string?, int)"/>
+    public TheoryNeedingAttribute(Need need, string what, [CallerFilePath] string? sourceFilePath = null, [CallerLineNumber] int sourceLineNumber = -1)
+        : base(sourceFilePath, sourceLineNumber)
     {
         if (Needs.Missing(need) is { } missing) Skip = $"{what} {missing}.";
     }

@@ -71,8 +71,8 @@ public sealed class Calls_back_into_the_engine
         {
             tx.OpenOrCreateTree("t").Put(TestData.Key("outer"), "1"u8);
             env.Write(inner => inner.OpenOrCreateTree("t").Put(TestData.Key("inner"), "2"u8));
-        });
-        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => nested.WaitAsync(Within.Default));
+        }, TestContext.Current.CancellationToken);
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => nested.WaitAsync(Within.Default, TestContext.Current.CancellationToken));
         Assert.Contains("wait for itself", error.Message);
 
         Assert.True(env.Write(tx => tx.OpenOrCreateTree("t").Put(TestData.Key("after"), "3"u8)).IsDurable);

@@ -75,7 +75,7 @@ public sealed class Group_commit
         {
             using var tx = env.BeginWrite(TimeSpan.Zero);
             tx.OpenTree("t").Put(TestData.Key($"k{i}"), TestData.Value($"v{i}"));
-            waiting.Add(tx.CommitAsync());
+            waiting.Add(tx.CommitAsync(TestContext.Current.CancellationToken));
         }
         gate.Release();
         await first;
@@ -101,7 +101,7 @@ public sealed class Group_commit
         using (var tx = env.BeginWrite(TimeSpan.Zero))
         {
             tx.OpenTree("t").Put(TestData.Key("b"), "2"u8);
-            second = tx.CommitAsync();
+            second = tx.CommitAsync(TestContext.Current.CancellationToken);
         }
         gate.Release();
 
@@ -167,7 +167,7 @@ public sealed class Group_commit
                     if (found is null || System.Text.Encoding.UTF8.GetString(found) != value) readerErrors.Enqueue(key);
                 }
             }
-        });
+        }, TestContext.Current.CancellationToken);
         PutAndCommit(env, "t", ("start", "0"));
         var writers = Enumerable.Range(0, Threads).Select(t => Task.Run(async () =>
         {

@@ -145,12 +145,12 @@ public sealed class Readers_held_at_several_points
                     {
                         snapshot.Dispose();
                     }
-                }));
+                }, TestContext.Current.CancellationToken));
             }
             if (commit % 50 == 0) env.Checkpoint();
         }
         stop.Cancel();
-        await Task.WhenAll(readers).WaitAsync(TimeSpan.FromSeconds(120));
+        await Task.WhenAll(readers).WaitAsync(TimeSpan.FromSeconds(120), TestContext.Current.CancellationToken);
         Assert.All(checks, count => Assert.True(count > 0));
         using var fresh = env.BeginRead();
         TreeAssert.Equal(model, fresh.OpenTree("t"), "a new reader");

@@ -55,13 +55,13 @@ public sealed class Merged_writes
         {
             Interlocked.Increment(ref runs);
             tx.OpenTree("t").Put(TestData.Key("good1"), "1"u8);
-        });
+        }, TestContext.Current.CancellationToken);
         var bad = env.WriteAsync(tx =>
         {
             tx.OpenTree("t").Put(TestData.Key("bad"), "x"u8);
             throw new InvalidOperationException("caller's own failure");
-        });
-        var good2 = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("good2"), "2"u8));
+        }, TestContext.Current.CancellationToken);
+        var good2 = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("good2"), "2"u8), TestContext.Current.CancellationToken);
         held.Release();
 
         await holder;
@@ -90,7 +90,7 @@ public sealed class Merged_writes
         var holder = held.Operation;
         using var cancel = new CancellationTokenSource();
         var skipped = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("skipped"), "s"u8), cancel.Token);
-        var later = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("later"), "l"u8));
+        var later = env.WriteAsync(tx => tx.OpenTree("t").Put(TestData.Key("later"), "l"u8), TestContext.Current.CancellationToken);
         cancel.Cancel();
         held.Release();
         gate.WaitUntilHeld();

@@ -146,7 +146,7 @@ public sealed class Readers_on_other_threads_while_a_writer_commits
             {
                 writerDone.Set();
             }
-        });
+        }, TestContext.Current.CancellationToken);
         var readers = Enumerable.Range(0, readerCount).Select(r => Task.Run(() =>
         {
             start.SignalAndWait();
@@ -167,7 +167,7 @@ public sealed class Readers_on_other_threads_while_a_writer_commits
             Assert.Equal(commits, previous);
         })).ToArray();
 
-        await Task.WhenAll([writer, .. readers]).WaitAsync(TimeSpan.FromSeconds(120));
+        await Task.WhenAll([writer, .. readers]).WaitAsync(TimeSpan.FromSeconds(120), TestContext.Current.CancellationToken);
         Assert.All(readerSnapshots, n => Assert.True(n > 0));
     }
 
@@ -217,19 +217,19 @@ public sealed class A_read_transaction_across_an_await
         {
             for (var i = 0; i < 20; i++) PutAndCommit(env, "t", ("k", $"after-{i}"), ("big", new string('y', 20_000 + i)));
             env.Checkpoint();
-        });
+        }, TestContext.Current.CancellationToken);
 
         await Task.Run(() =>
         {
             var tree = tx.OpenTree("t");
             Assert.Equal("before"u8.ToArray(), tree.Get("k"u8));
             Assert.Equal(20_000, tree.Get("big"u8)!.Length);
-        });
+        }, TestContext.Current.CancellationToken);
         await Task.Yield();
         var cursor = tx.OpenTree("t").CreateCursor();
         Assert.True(cursor.SeekLast());
         Assert.Equal("k"u8.ToArray(), cursor.Key.ToArray());
-        await Task.Run(tx.Dispose);
+        await Task.Run(tx.Dispose, TestContext.Current.CancellationToken);
 
         Assert.Equal("after-19", GetString(env, "t", "k"));
     }

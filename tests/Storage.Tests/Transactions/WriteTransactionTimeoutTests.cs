@@ -61,10 +61,10 @@ public sealed class Waiting_for_the_write_transaction
             await Assert.ThrowsAnyAsync<OperationCanceledException>(() => cancelled);
         }
 
-        var waiting = env.BeginWriteAsync().AsTask();
+        var waiting = env.BeginWriteAsync(TestContext.Current.CancellationToken).AsTask();
         Assert.False(waiting.IsCompleted);
         first.Dispose();
-        using var second = await waiting.WaitAsync(TimeSpan.FromSeconds(30));
+        using var second = await waiting.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
         second.OpenOrCreateTree("t").Put("a"u8, "1"u8);
         second.Commit();
         Assert.Equal("1", GetString(env, "t", "a"));
