@@ -32,7 +32,7 @@ public class CliTests
     public void The_usage_table_names_every_command()
     {
         var names = Cli.CreateRoot().Subcommands.Select(c => c.Name).Order(StringComparer.Ordinal);
-        Assert.Equal(Usages.Select(row => (string)row[0]).Order(StringComparer.Ordinal), names);
+        Assert.Equal(Usages.Select(row => row.Data.Item1).Order(StringComparer.Ordinal), names);
     }
 
     [Theory]
@@ -78,7 +78,7 @@ public class CliTests
         Assert.Contains("Exit codes: 0 success", Flatten(help));
         foreach (var row in Usages)
         {
-            Assert.Matches(new Regex($"\n  {(string)row[0]} [^\n]*", RegexOptions.None), help);
+            Assert.Matches(new Regex($"\n  {row.Data.Item1} [^\n]*", RegexOptions.None), help);
         }
         Assert.Equal(0, Run(out var shortHelp, out _, "-h"));
         Assert.Equal(help, shortHelp.ReplaceLineEndings("\n"));

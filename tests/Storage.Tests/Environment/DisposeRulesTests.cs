@@ -87,9 +87,9 @@ public sealed class Disposing_with_transactions_open
             began.SetResult();
             await release.Task;
             tx.Commit();
-        });
+        }, TestContext.Current.CancellationToken);
         await began.Task;
-        var disposing = Task.Run(env.Dispose);
+        var disposing = Task.Run(env.Dispose, TestContext.Current.CancellationToken);
         // Whether the dispose is already waiting or not, the writer's commit must survive it.
         release.SetResult();
         await writer;

@@ -2,7 +2,6 @@ using System.Buffers.Binary;
 using Storage.Inspection;
 using Storage.Paging;
 using Storage.Tests.Support;
-using Xunit.Abstractions;
 
 namespace Storage.Tests.Integrity;
 

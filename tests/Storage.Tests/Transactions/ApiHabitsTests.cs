@@ -62,7 +62,7 @@ public sealed class Api_habits
                 tx.OpenOrCreateTree("orders").Put(Keys.Int64(order), Encoding.UTF8.GetBytes($"{{\"customer\":\"{customer}\",\"order\":{order}}}"));
                 tx.OpenOrCreateTree("orders-by-customer").Put(new KeyBuilder().Add(customer).Add((long)order).AsSpan(), []);
                 return order;
-            });
+            }, TestContext.Current.CancellationToken);
             Assert.Equal(order, written);
         }
 
