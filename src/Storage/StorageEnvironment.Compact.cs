@@ -45,8 +45,4 @@ public sealed partial class StorageEnvironment
         Checkpoint();
         return new CompactionResult(moved, transactions, before, DataFile.PageCount * Paging.PageLayout.PageSizeBytes, Stopwatch.GetElapsedTime(started));
     }
-
-    /// <summary>As <see cref="Compact"/>, on a thread-pool thread.</summary>
-    public Task<CompactionResult> CompactAsync(IProgress<CompactionProgress>? progress = null, CancellationToken cancellationToken = default) =>
-        Task.Run(() => Compact(progress, cancellationToken), cancellationToken);
 }
