@@ -174,6 +174,16 @@ internal static class Cli
         new(name) { Description = description };
 
     /// <summary>The <c>--json</c> flag of a command that reports.</summary>
+    /// <summary>A command of one directory and <c>--json</c>, run by <paramref name="run"/> (directory, json, output, error; returns the exit code).</summary>
+    internal static Command DirectoryCommand(string name, string description, Func<string, bool, TextWriter, TextWriter, int> run)
+    {
+        var directory = DirectoryArgument();
+        var json = JsonOption();
+        var command = new Command(name, description) { directory, json };
+        command.SetAction(parse => run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
     internal static Option<bool> JsonOption() => new("--json") { Description = "Print JSON instead of text." };
 
     /// <summary>An option or argument that is a whole number from <paramref name="minimum"/> to <paramref name="maximum"/>.</summary>

@@ -6,18 +6,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>check &lt;dir&gt;</c>: the full consistency check. Exit 0 when consistent, 1 when it finds problems.</summary>
 internal static class CheckCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("check", "Full consistency check: every page accounted for once, checksums, key order, tree shape, counters, header slots, journal. Exit 0 when consistent, 1 when problems are found.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("check", "Full consistency check: every page accounted for once, checksums, key order, tree shape, counters, header slots, journal. Exit 0 when consistent, 1 when problems are found.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {

@@ -7,18 +7,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>freespace &lt;dir&gt;</c>: free pages, largest free run and a fill bar per section.</summary>
 internal static class FreeSpaceCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("freespace", "Free pages, largest free run and a fill bar per section of the data file.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("freespace", "Free pages, largest free run and a fill bar per section of the data file.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {

@@ -6,18 +6,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>info &lt;dir&gt;</c>: format, page size, file sizes, both header slots, journal files and whether a process holds the environment.</summary>
 internal static class InfoCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("info", "Format, page size, file sizes, both header slots, journal files and whether a process has the environment open.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("info", "Format, page size, file sizes, both header slots, journal files and whether a process has the environment open.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {

@@ -10,18 +10,7 @@ namespace Storage.Inspect.Commands;
 /// </summary>
 internal static class JournalsCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("journals", "Journal files: transactions, entries, stored and uncompressed sizes, links, state; and what recovery would replay or lose.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("journals", "Journal files: transactions, entries, stored and uncompressed sizes, links, state; and what recovery would replay or lose.", Run);
 
     internal sealed record JournalSummary(long Number, string Path, long Bytes, int Links, string Header, int Entries, long FirstTransaction, long LastTransaction,
         long StoredBytes, long UncompressedBytes, int CompressedEntries, int OtherEnvironmentEntries, long UsedBytes, string State, long? DamagedAtOffset);

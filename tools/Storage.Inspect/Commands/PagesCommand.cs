@@ -4,18 +4,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>pages &lt;dir&gt;</c>: one row per page below the next page number: id, type, tree, items, overflow pages.</summary>
 internal static class PagesCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("pages", "One row per page below the next page number: id, type, owning tree, items, overflow run, bytes used.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("pages", "One row per page below the next page number: id, type, owning tree, items, overflow run, bytes used.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {

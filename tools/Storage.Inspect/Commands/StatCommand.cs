@@ -6,18 +6,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>stat &lt;dir&gt;</c>: environment totals in the manner of mdb_stat, with free pages by section.</summary>
 internal static class StatCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("stat", "Environment totals in the manner of mdb_stat, and free pages by section.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("stat", "Environment totals in the manner of mdb_stat, and free pages by section.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {

@@ -4,18 +4,7 @@ namespace Storage.Inspect.Commands;
 /// <summary><c>trees &lt;dir&gt;</c>: every tree with entries, depth, page counts and bytes used against allocated.</summary>
 internal static class TreesCommand
 {
-    public static Command Create()
-    {
-        var directory = Cli.DirectoryArgument();
-        var json = Cli.JsonOption();
-        var command = new Command("trees", "Every tree: entries, depth, branch, leaf and overflow pages, bytes used against allocated.")
-        {
-            directory,
-            json,
-        };
-        command.SetAction(parse => Run(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
-        return command;
-    }
+    public static Command Create() => Cli.DirectoryCommand("trees", "Every tree: entries, depth, branch, leaf and overflow pages, bytes used against allocated.", Run);
 
     public static int Run(string directory, bool json, TextWriter output, TextWriter error)
     {
