@@ -67,6 +67,45 @@ public class LiveCheckTests
     }
 
     [Fact]
+    public async Task The_tools_check_and_journals_on_a_directory_being_written_never_report_a_write_in_flight_as_damage()
+    {
+        using var dir = new TempDir();
+        // Open here, so the directory is locked, as it is for the tool while an application has it open.
+        using var env = StorageEnvironment.Open(dir.Path, Busy);
+        Fill(env, 1000, 5);
+        using var stop = new CancellationTokenSource();
+        var writer = Task.Run(() =>
+        {
+            var random = new Random(3);
+            while (!stop.IsCancellationRequested)
+            {
+                using var tx = env.BeginWrite();
+                var tree = tx.OpenOrCreateTree("users");
+                for (var i = 0; i < 30; i++) tree.Put(Key(random.Next(3000)), Value(i, 20 + random.Next(300)));
+                tx.Commit();
+            }
+        }, TestContext.Current.CancellationToken);
+        try
+        {
+            for (var i = 0; i < 60; i++)
+            {
+                var command = i % 2 == 0 ? "check" : "journals";
+                var code = Run(out var stdout, out var stderr, command, dir.Path);
+                Assert.True(code == 0, $"{command} run {i + 1} exited {code}:\n{stdout}{stderr}");
+                Assert.DoesNotContain("strict open fails", stdout, StringComparison.Ordinal);
+                Assert.DoesNotContain("NOT consistent", stdout, StringComparison.Ordinal);
+                if (command == "check") Assert.Contains("open in another process", stdout, StringComparison.Ordinal);
+                Assert.False(writer.IsFaulted, writer.Exception?.ToString());
+            }
+        }
+        finally
+        {
+            stop.Cancel();
+            await writer;
+        }
+    }
+
+    [Fact]
     public void A_data_file_page_damaged_behind_the_environments_back_is_an_error_naming_that_page()
     {
         using var dir = new TempDir();
