@@ -97,24 +97,46 @@ public sealed class CheckReport
     internal void Add(CheckedTree tree) => _trees.Add(tree);
 
     /// <summary>
-    /// Keeps the errors that <paramref name="isConfirmed"/> accepts and turns each other into an
-    /// <see cref="ProblemSeverity.Info"/> note of a write in flight (kind <c>in-flight</c>); errors left out of the list
-    /// could not be compared, so they are dropped from the count.
+    /// Keeps the errors that <paramref name="isConfirmed"/> accepts and turns the others into <see cref="ProblemSeverity.Info"/>
+    /// notes of writes in flight (kind <c>in-flight</c>): the first <see cref="MaxInFlightNotes"/> with their place and
+    /// the first sentence of what was seen, then one line counting the rest. Errors left out of the list could not be
+    /// compared, so they are dropped from the count.
     /// </summary>
     internal void KeepConfirmedErrors(Func<CheckProblem, bool> isConfirmed)
     {
-        for (var i = 0; i < _problems.Count; i++)
+        var kept = new List<CheckProblem>(_problems.Count);
+        var notes = 0;
+        foreach (var problem in _problems)
         {
-            var problem = _problems[i];
-            if (problem.Severity != ProblemSeverity.Error || isConfirmed(problem)) continue;
-            _problems[i] = problem with
+            if (problem.Severity != ProblemSeverity.Error || isConfirmed(problem))
+            {
+                kept.Add(problem);
+                continue;
+            }
+            if (notes++ >= MaxInFlightNotes) continue;
+            kept.Add(problem with
             {
                 Severity = ProblemSeverity.Info,
                 Kind = "in-flight",
-                Message = $"gone or moved when the directory was checked again, so a write in flight, not damage: [{problem.Kind}] {problem.Message}",
-            };
+                Message = $"changed when the directory was read again, so a write in flight, not damage: [{problem.Kind}] {FirstSentence(problem.Message)}",
+            });
         }
+        if (notes > MaxInFlightNotes)
+        {
+            kept.Add(new CheckProblem(ProblemSeverity.Info, "in-flight", $"{notes - MaxInFlightNotes} more findings changed when the directory was read again (writes in flight)"));
+        }
+        _problems.Clear();
+        _problems.AddRange(kept);
         ProblemsOmitted = 0;
+    }
+
+    /// <summary>At most this many writes in flight are listed one by one (see <see cref="KeepConfirmedErrors"/>).</summary>
+    internal const int MaxInFlightNotes = 5;
+
+    private static string FirstSentence(string message)
+    {
+        var end = message.IndexOf(". ", StringComparison.Ordinal);
+        return end < 0 ? message : message[..(end + 1)];
     }
 
     internal void Add(CheckedSection section) => _sections.Add(section);

@@ -142,7 +142,7 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
     /// entry may be half written, a journal file may be retired between listing and reading it, and its flusher writes
     /// pages (and free-space bitmaps) of transactions newer than the snapshot. Read from files alone, such a moment can
     /// look like damage. So there a finding counts only when it is confirmed: the directory is checked again from a new
-    /// snapshot, up to <see cref="MaxLiveAttempts"/> times in all, and an error is reported only once
+    /// snapshot (after a pause of a few tens of milliseconds), up to <see cref="MaxLiveAttempts"/> times in all, and an error is reported only once
     /// <see cref="LiveConfirmations"/> checks in a row found it, unchanged, in the same place; real damage stays where
     /// it is, a write in flight does not. A clean check ends the loop at once. Findings that did not hold are listed as
     /// <c>in-flight</c> notes; when no check came out clean and nothing was confirmed, the report has no error and one
@@ -164,6 +164,8 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
         var attempts = 1;
         while (report.ErrorCount > 0 && attempts < MaxLiveAttempts && !runs.Values.Any(r => r >= LiveConfirmations))
         {
+            // A short pause of random length, so that the checks do not keep meeting the writer's flushes in step.
+            Thread.Sleep(Random.Shared.Next(5, 60));
             report = CheckOnce(directory, collectPages, progress);
             attempts++;
             if (!report.WhileOpenElsewhere)
@@ -196,7 +198,7 @@ public sealed partial class EnvironmentSnapshot : IDisposable, ICheckSource
     }
 
     /// <summary>How many times, at most, a directory another process has open is checked for one report (see <see cref="Check(string, bool, IProgress{CheckProgress})"/>).</summary>
-    public const int MaxLiveAttempts = 8;
+    public const int MaxLiveAttempts = 12;
 
     /// <summary>How many checks in a row must find an error, unchanged and in the same place, in a directory another process has open before it is reported.</summary>
     public const int LiveConfirmations = 3;

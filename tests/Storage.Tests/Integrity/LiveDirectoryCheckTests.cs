@@ -52,19 +52,27 @@ public sealed class Checking_a_directory_another_process_is_writing(ITestOutputH
             }
 
             var checkedAgain = 0;
+            var unsettled = 0;
             var lastTransaction = 0L;
             for (var i = 0; i < Checks; i++)
             {
                 var report = EnvironmentSnapshot.Check(temp.Path, collectPages: i % 10 == 0);
                 Assert.True(report.WhileOpenElsewhere, "the writing process holds the directory");
-                var reported = report.Problems.Where(p => p.Severity != ProblemSeverity.Info).ToList();
-                Assert.True(reported.Count == 0, $"check {i + 1} of {Checks} (after {report.Attempts} attempts, transaction {report.TransactionId}):\n{string.Join("\n", report.Problems)}");
+                // Never damage, never "a strict open fails": only notes of writes in flight, or, when the directory changed
+                // under every attempt, one warning that nothing could be confirmed.
+                var reported = report.Problems.Where(p => p.Severity == ProblemSeverity.Error || p.Kind is not ("in-flight" or "unsettled")
+                    || p.Message.Contains("strict open", StringComparison.Ordinal)).ToList();
+                Assert.True(report.IsConsistent && reported.Count == 0,
+                    $"check {i + 1} of {Checks} (after {report.Attempts} attempts, transaction {report.TransactionId}):\n{string.Join("\n", report.Problems)}");
+                if (report.Problems.Any(p => p.Kind == "unsettled")) unsettled++;
                 if (report.Attempts > 1) checkedAgain++;
                 lastTransaction = Math.Max(lastTransaction, report.TransactionId);
                 Assert.False(host.HasExited, host.StandardError);
             }
-            output.WriteLine($"{Checks} checks up to transaction {lastTransaction}: none reported damage; {checkedAgain} needed more than one attempt. " +
-                $"Single unconfirmed checks: {unconfirmedSingleChecks} of 20 saw problems.");
+            output.WriteLine($"{Checks} checks up to transaction {lastTransaction}: none reported damage; {checkedAgain} needed more than one attempt, " +
+                $"{unsettled} found the directory changing under all {EnvironmentSnapshot.MaxLiveAttempts}. Single unconfirmed checks: {unconfirmedSingleChecks} of 20 saw problems.");
+            // The confirmation settles almost always: a check that cannot confirm anything is rare, not the rule.
+            Assert.True(unsettled * 50 <= Checks, $"{unsettled} of {Checks} checks never settled");
 
             // Damage one leaf of the tree the writer never touches: found, confirmed, and named, while the writer goes on.
             var before = EnvironmentSnapshot.Check(temp.Path, collectPages: true);
