@@ -64,7 +64,7 @@ internal static unsafe class EnvironmentCreator
             }
             file.Sync();
         }
-        CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, faults);
+        CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, firstTransactionId: 1, faults);
         FileIo.Rename(temporaryPath, finalPath, faults);
         FileIo.SyncDirectory(directory, faults);
     }
@@ -106,12 +106,30 @@ internal static unsafe class EnvironmentCreator
         return true;
     }
 
-    private static void CreateFirstJournal(string directory, ulong environmentId, PlatformIo io, long sizeBytes, IFaultInjector? faults)
+    /// <summary>
+    /// Makes a data file whose pages are already in place (a restored backup) whole: both headers, synced at
+    /// <paramref name="transactionId"/> and naming the first journal file, which is created empty for the
+    /// transactions after it.
+    /// </summary>
+    public static void FinishRestored(string directory, string dataPath, PlatformIo io, ulong environmentId, long transactionId, long nextPageNumber,
+        TreeHeader rootTree, long journalFileSizeBytes)
+    {
+        using (var file = DataFile.Open(dataPath, io, faults: null))
+        {
+            var record = new CommitRecord(transactionId, FirstJournalNumber, JournalFileHeader.BlockBytes, nextPageNumber, rootTree);
+            for (var sequence = 0; sequence < 2; sequence++) FileHeaderIo.Write(file, FileHeader.Synced(environmentId, sequence, record));
+            file.Sync();
+        }
+        CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, transactionId + 1, faults: null);
+        FileIo.SyncDirectory(directory, faults: null);
+    }
+
+    private static void CreateFirstJournal(string directory, ulong environmentId, PlatformIo io, long sizeBytes, long firstTransactionId, IFaultInjector? faults)
     {
         var journals = Path.Combine(directory, StorageEnvironmentNames.JournalDirectory);
         if (!Directory.Exists(journals)) FileIo.CreateDirectory(journals, faults);
         using var first = JournalFile.CreateSpare(journals, "spare-0", sizeBytes, io, faults);
-        first.WriteHeader(JournalFileHeader.Create(environmentId, FirstJournalNumber, sizeBytes, firstTransactionId: 1, recycled: false), faults);
+        first.WriteHeader(JournalFileHeader.Create(environmentId, FirstJournalNumber, sizeBytes, firstTransactionId, recycled: false), faults);
         first.Rename(journals, JournalFile.FileName(FirstJournalNumber), FirstJournalNumber, faults);
     }
 

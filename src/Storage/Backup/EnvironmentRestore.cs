@@ -1,0 +1,162 @@
+using System.Diagnostics;
+using Storage.Paging;
+using Storage.Platform;
+using Storage.Recovery;
+
+namespace Storage.Backup;
+
+/// <summary>
+/// Restores a <see cref="BackupFormat"/> stream into a new directory: into a temporary directory beside the target,
+/// checked by the library's checker, then renamed into place. A stream that is damaged, cut short, out of order or not
+/// a backup is a <see cref="StorageCorruptedException"/> naming where in the stream, and leaves nothing behind.
+/// </summary>
+internal static class EnvironmentRestore
+{
+    public static async Task<RestoreResult> RestoreAsync(Stream source, string sourceName, string targetDirectory, IProgress<RestoreProgress>? progress,
+        CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentException.ThrowIfNullOrWhiteSpace(targetDirectory);
+        var started = Stopwatch.GetTimestamp();
+        var target = Path.GetFullPath(targetDirectory.TrimEnd(Path.DirectorySeparatorChar, Path.AltDirectorySeparatorChar));
+        if (File.Exists(target) || (Directory.Exists(target) && Directory.EnumerateFileSystemEntries(target).Any()))
+        {
+            throw new StorageException(StorageErrorCode.NotAnEnvironment, $"The restore target '{target}' exists and is not an empty directory; a backup is restored into a new one. Nothing was changed.", target, 0);
+        }
+        var parent = Path.GetDirectoryName(target)!;
+        Directory.CreateDirectory(parent);
+        // Made by this call under a name nothing else uses: on any failure it is deleted, since it is provably ours.
+        var temporary = Path.Combine(parent, $".{Path.GetFileName(target)}.restoring-{Guid.NewGuid():N}");
+        FileIo.CreateDirectory(temporary, faults: null);
+        try
+        {
+            var reader = new StreamReader(source, sourceName);
+            var header = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
+            var dataPath = Path.Combine(temporary, DataFile.FileName);
+            long pages;
+            using (var handle = FileIo.OpenReadWrite(dataPath, create: true))
+            {
+                var fileBytes = AlignedBuffer.AlignUp(Math.Max(header.NextPageNumber * PageLayout.PageSizeBytes, 1L << 20));
+                FileIo.SetLength(handle, dataPath, fileBytes);
+                pages = await reader.CopyBlocksAsync(header, (first, data) => FileIo.Write(handle, dataPath, data.Span, first * PageLayout.PageSizeBytes, faults: null),
+                    progress, cancellationToken).ConfigureAwait(false);
+                FileIo.SyncData(handle, dataPath, faults: null);
+            }
+            var io = PlatformIo.Resolve(IoBackend.Auto, lowPriority: false);
+            EnvironmentCreator.FinishRestored(temporary, dataPath, io, header.EnvironmentId, header.TransactionId, header.NextPageNumber, header.RootTree,
+                StorageOptions.Default.MinJournalFileSizeBytes);
+            // The library opens and checks what was written before anyone else sees it.
+            using (var restored = StorageEnvironment.Open(temporary, new StorageOptions { CreateIfMissing = false }))
+            {
+                var report = restored.Check();
+                if (!report.IsConsistent || report.TransactionId != header.TransactionId)
+                {
+                    throw new StorageCorruptedException(
+                        $"The environment restored from {sourceName} (transaction {header.TransactionId}) does not pass the consistency check: " +
+                        string.Join("; ", report.Problems.Where(p => p.Severity == ProblemSeverity.Error).Take(3)), sourceName);
+                }
+            }
+            FileIo.Rename(temporary, target, faults: null, isDirectory: true);
+            FileIo.SyncParent(target, faults: null);
+            return new RestoreResult(target, header.TransactionId, pages, reader.Position, Stopwatch.GetElapsedTime(started));
+        }
+        catch
+        {
+            try
+            {
+                Directory.Delete(temporary, recursive: true);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // Left for the caller to see; its name says what it is.
+            }
+            throw;
+        }
+    }
+
+    /// <summary>Reads a backup stream part by part, knowing its position for every error.</summary>
+    private sealed class StreamReader(Stream stream, string name)
+    {
+        private readonly byte[] _block = new byte[BackupFormat.BlockHeaderBytes + BackupFormat.MaxPagesPerBlock * PageLayout.PageSizeBytes];
+
+        public long Position { get; private set; }
+
+        public async Task<BackupFormat.Header> ReadHeaderAsync(CancellationToken cancellationToken)
+        {
+            var read = await FillAsync(_block.AsMemory(0, BackupFormat.HeaderBytes), cancellationToken).ConfigureAwait(false);
+            if (!BackupFormat.TryReadHeader(_block.AsSpan(0, read), out var header, out var problem)) throw Corrupt($"{name} is not a backup that can be restored: {problem}", 0);
+            Position = BackupFormat.HeaderBytes;
+            return header;
+        }
+
+        /// <summary>Reads every block, checks it, and hands its pages to <paramref name="write"/>; then the trailer. Returns the pages.</summary>
+        public async Task<long> CopyBlocksAsync(BackupFormat.Header header, Action<long, ReadOnlyMemory<byte>> write, IProgress<RestoreProgress>? progress,
+            CancellationToken cancellationToken)
+        {
+            long blocks = 0, pages = 0, nextFree = 2;
+            var blockCrcs = Crc32C.Start(0);
+            while (true)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                var at = Position;
+                var read = await FillAsync(_block.AsMemory(0, 8), cancellationToken).ConfigureAwait(false);
+                if (read < 8) throw Corrupt($"{name} ends at byte {at + read} without its trailer: the backup is incomplete (cancelled or cut short)", at + read);
+                if (BackupFormat.IsTrailer(_block))
+                {
+                    read = await FillAsync(_block.AsMemory(8, BackupFormat.TrailerBytes - 8), cancellationToken).ConfigureAwait(false);
+                    if (read < BackupFormat.TrailerBytes - 8) throw Corrupt($"{name} ends inside its trailer", at + 8 + read);
+                    var trailer = BackupFormat.ReadTrailer(_block);
+                    if (!trailer.Ok) throw Corrupt($"the trailer of {name} is damaged (its checksum does not match)", at);
+                    if (trailer.Blocks != blocks || trailer.Pages != pages || trailer.BlockCrcs != Crc32C.Finish(blockCrcs))
+                    {
+                        throw Corrupt($"the trailer of {name} says {trailer.Blocks} blocks of {trailer.Pages} pages, but {blocks} blocks of {pages} pages were read, or their checksums differ: blocks are missing or out of place", at);
+                    }
+                    Position = at + BackupFormat.TrailerBytes;
+                    if (await FillAsync(_block.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) != 0) throw Corrupt($"{name} goes on after its trailer", Position);
+                    return pages;
+                }
+                read = await FillAsync(_block.AsMemory(8, BackupFormat.BlockHeaderBytes - 8), cancellationToken).ConfigureAwait(false);
+                if (read < BackupFormat.BlockHeaderBytes - 8) throw Corrupt($"{name} ends inside the header of block {blocks}", at + 8 + read);
+                var block = BackupFormat.ReadBlockHeader(_block);
+                if (!block.MagicOk) throw Corrupt($"{name} has no block or trailer where block {blocks} should start: damaged, or not a backup stream from here on", at);
+                if (block.PageCount is < 1 or > BackupFormat.MaxPagesPerBlock || block.Sequence != blocks
+                    || block.FirstPage < nextFree || block.FirstPage + block.PageCount > header.NextPageNumber)
+                {
+                    throw Corrupt($"block {blocks} of {name} is out of place: it says it is block {block.Sequence} with {block.PageCount} pages from page {block.FirstPage}, " +
+                        $"where pages from {nextFree} below {header.NextPageNumber} were expected", at);
+                }
+                var length = block.PageCount * PageLayout.PageSizeBytes;
+                read = await FillAsync(_block.AsMemory(BackupFormat.BlockHeaderBytes, length), cancellationToken).ConfigureAwait(false);
+                if (read < length) throw Corrupt($"{name} ends inside block {blocks} (page {block.FirstPage + read / PageLayout.PageSizeBytes})", at + BackupFormat.BlockHeaderBytes + read);
+                var data = _block.AsMemory(BackupFormat.BlockHeaderBytes, length);
+                if (BackupFormat.BlockCrc(_block, data.Span) != block.Crc) throw Corrupt($"block {blocks} of {name} (pages {block.FirstPage}-{block.FirstPage + block.PageCount - 1}) is damaged: its checksum does not match", at);
+                foreach (var reserved in Enumerable.Range(0, block.PageCount).Select(i => block.FirstPage + i).Where(p => p < 2))
+                {
+                    throw Corrupt($"block {blocks} of {name} holds page {reserved}, a file header", at);
+                }
+                write(block.FirstPage, data);
+                blockCrcs = BackupFormat.FoldBlockCrc(blockCrcs, block.Crc);
+                blocks++;
+                pages += block.PageCount;
+                nextFree = block.FirstPage + block.PageCount;
+                Position = at + BackupFormat.BlockHeaderBytes + length;
+                progress?.Report(new RestoreProgress(pages, Position));
+            }
+        }
+
+        private async Task<int> FillAsync(Memory<byte> destination, CancellationToken cancellationToken)
+        {
+            var total = 0;
+            while (total < destination.Length)
+            {
+                var read = await stream.ReadAsync(destination[total..], cancellationToken).ConfigureAwait(false);
+                if (read == 0) break;
+                total += read;
+            }
+            Position += total;
+            return total;
+        }
+
+        private StorageCorruptedException Corrupt(string message, long offset) => new(message, name, offsetBytes: offset);
+    }
+}

@@ -1,0 +1,28 @@
+namespace Storage;
+
+/// <summary>What a full backup wrote (<see cref="StorageEnvironment.BackupAsync(Stream, IProgress{BackupProgress}, CancellationToken)"/>).</summary>
+/// <param name="TransactionId">The committed transaction the backup is of: a restore gives exactly this state.</param>
+/// <param name="Pages">Pages written (every page in use at that transaction but the file headers).</param>
+/// <param name="Bytes">Bytes of the backup stream.</param>
+/// <param name="Duration">How long it took.</param>
+/// <param name="Path">The backup file, when written to a directory; else null.</param>
+public sealed record BackupResult(long TransactionId, long Pages, long Bytes, TimeSpan Duration, string? Path);
+
+/// <summary>How far a backup is.</summary>
+/// <param name="PagesWritten">Pages written so far.</param>
+/// <param name="PagesTotal">Pages the backup writes in all.</param>
+/// <param name="BytesWritten">Bytes of the stream written so far.</param>
+public readonly record struct BackupProgress(long PagesWritten, long PagesTotal, long BytesWritten);
+
+/// <summary>What a restore made (<see cref="StorageEnvironment.RestoreAsync(Stream, string, IProgress{RestoreProgress}, CancellationToken)"/>).</summary>
+/// <param name="Directory">The new environment's directory.</param>
+/// <param name="TransactionId">The transaction it holds, the backup's.</param>
+/// <param name="Pages">Pages restored.</param>
+/// <param name="Bytes">Bytes of the backup stream read.</param>
+/// <param name="Duration">How long it took, the check of the result included.</param>
+public sealed record RestoreResult(string Directory, long TransactionId, long Pages, long Bytes, TimeSpan Duration);
+
+/// <summary>How far a restore is.</summary>
+/// <param name="PagesRestored">Pages written so far.</param>
+/// <param name="BytesRead">Bytes of the backup stream read so far.</param>
+public readonly record struct RestoreProgress(long PagesRestored, long BytesRead);

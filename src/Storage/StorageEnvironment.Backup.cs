@@ -1,0 +1,104 @@
+using System.IO.Pipelines;
+using Storage.Backup;
+using Storage.Platform;
+
+namespace Storage;
+
+public sealed partial class StorageEnvironment
+{
+    /// <summary>Backup files written to a directory end with this.</summary>
+    public const string BackupFileExtension = ".storage-backup";
+
+    /// <summary>
+    /// Writes a full backup of the last committed transaction to <paramref name="destination"/>, while writers go on
+    /// committing and readers reading. The backup is one consistent state, the one of
+    /// <see cref="BackupResult.TransactionId"/>: it is read through a read transaction (a snapshot), so it holds what
+    /// that transaction saw and nothing after. Restore it with <see cref="RestoreAsync(Stream, string, IProgress{RestoreProgress}, CancellationToken)"/>.
+    /// </summary>
+    /// <remarks>
+    /// <para>The stream is self-describing and versioned: a header (environment, transaction, format), blocks of pages
+    /// each with its CRC-32C, and a trailer; a stream without its trailer (cancelled, cut short) is refused on
+    /// restore. The snapshot is checked by the library's checker first, and a state that is not consistent is not
+    /// backed up. Free pages are left out.</para>
+    /// <para>The flusher keeps running; what is committed meanwhile waits in scratch until the backup's read
+    /// transaction ends (see <see cref="MemoryUse.PinnedBytes"/>), as for any long reader. Cancelling stops at the
+    /// next block and leaves the environment as it was.</para>
+    /// </remarks>
+    /// <exception cref="StorageCorruptedException">The snapshot is not consistent, or a page could not be read.</exception>
+    public Task<BackupResult> BackupAsync(Stream destination, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        EnsureOpen();
+        return EnvironmentBackup.WriteAsync(this, (buffer, token) => destination.WriteAsync(buffer, token), path: null, progress, cancellationToken);
+    }
+
+    /// <summary>
+    /// Writes a full backup to <paramref name="destination"/>, as <see cref="BackupAsync(Stream, IProgress{BackupProgress}, CancellationToken)"/>
+    /// does, flushing the pipe after each block. The pipe is not completed: the caller completes it.
+    /// </summary>
+    public Task<BackupResult> BackupAsync(PipeWriter destination, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        EnsureOpen();
+        return EnvironmentBackup.WriteAsync(this, async (buffer, token) =>
+        {
+            var result = await destination.WriteAsync(buffer, token).ConfigureAwait(false);
+            if (result.IsCanceled) throw new OperationCanceledException("The pipe's reader cancelled the backup.", token);
+            if (result.IsCompleted) throw new IOException("The pipe's reader completed before the backup was written.");
+        }, path: null, progress, cancellationToken);
+    }
+
+    /// <summary>
+    /// Writes a full backup into <paramref name="directory"/> (created when missing) as a file named after its
+    /// transaction (<c>full-&lt;transaction&gt;</c> and <see cref="BackupFileExtension"/>). It is written under a
+    /// temporary name, synced, and renamed into place only when whole, so a file of that name is always a whole backup;
+    /// a cancelled or failed backup deletes its temporary file.
+    /// </summary>
+    public async Task<BackupResult> BackupAsync(string directory, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(directory);
+        EnsureOpen();
+        directory = Path.GetFullPath(directory);
+        Directory.CreateDirectory(directory);
+        var temporary = Path.Combine(directory, $".backup-{Guid.NewGuid():N}.partial");
+        try
+        {
+            BackupResult result;
+            await using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.Asynchronous))
+            {
+                result = await EnvironmentBackup.WriteAsync(this, (buffer, token) => file.WriteAsync(buffer, token), path: null, progress, cancellationToken)
+                    .ConfigureAwait(false);
+                await file.FlushAsync(cancellationToken).ConfigureAwait(false);
+                file.Flush(flushToDisk: true);
+            }
+            var path = Path.Combine(directory, $"full-{result.TransactionId:D20}{BackupFileExtension}");
+            FileIo.Rename(temporary, path, faults: null);
+            FileIo.SyncDirectory(directory, faults: null);
+            return result with { Path = path };
+        }
+        catch
+        {
+            File.Delete(temporary);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Restores a full backup (<see cref="BackupAsync(Stream, IProgress{BackupProgress}, CancellationToken)"/>) into
+    /// <paramref name="targetDirectory"/>, which must be missing or empty. The environment is built in a temporary
+    /// directory beside it, opened and checked by the library's checker, and only then renamed to
+    /// <paramref name="targetDirectory"/>; on any failure the temporary directory is deleted and nothing is left.
+    /// </summary>
+    /// <exception cref="StorageCorruptedException">The stream is not a backup, or is damaged, cut short or out of order: the message and <see cref="StorageException.Path"/> say where.</exception>
+    /// <exception cref="StorageException"><see cref="StorageErrorCode.NotAnEnvironment"/>: the target exists and is not empty.</exception>
+    public static Task<RestoreResult> RestoreAsync(Stream source, string targetDirectory, IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default) =>
+        EnvironmentRestore.RestoreAsync(source, "the backup stream", targetDirectory, progress, cancellationToken);
+
+    /// <summary>Restores the backup file <paramref name="backupFile"/> into <paramref name="targetDirectory"/>, as <see cref="RestoreAsync(Stream, string, IProgress{RestoreProgress}, CancellationToken)"/> does.</summary>
+    public static async Task<RestoreResult> RestoreAsync(string backupFile, string targetDirectory, IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(backupFile);
+        await using var file = new FileStream(backupFile, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.Asynchronous | FileOptions.SequentialScan);
+        return await EnvironmentRestore.RestoreAsync(file, Path.GetFullPath(backupFile), targetDirectory, progress, cancellationToken).ConfigureAwait(false);
+    }
+}

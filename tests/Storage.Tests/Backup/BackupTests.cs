@@ -1,0 +1,230 @@
+using System.IO.Pipelines;
+using System.Text;
+using Storage.Tests.Support;
+
+namespace Storage.Tests.Backup;
+
+/// <summary>Full hot backups and their restore: one consistent state while writers commit, and damage refused with nothing left behind.</summary>
+public sealed class A_full_backup
+{
+    private const int Keys = 600;
+
+    /// <summary>What transaction <paramref name="i"/> of <see cref="Commit"/> leaves in tree "t": the model the restore is compared with.</summary>
+    private static SortedDictionary<string, byte[]> Model(long last)
+    {
+        var model = new SortedDictionary<string, byte[]>(StringComparer.Ordinal);
+        for (var i = 1; i <= last; i++)
+        {
+            var key = $"k{i % Keys:D4}";
+            if (i % 7 == 0) model.Remove(key);
+            else model[key] = Value(i);
+        }
+        model["last"] = Encoding.ASCII.GetBytes(last.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        return model;
+    }
+
+    private static byte[] Value(long i) => Enumerable.Range(0, i % 50 == 0 ? 12_000 : 40 + (int)(i % 300)).Select(b => (byte)(b + i)).ToArray();
+
+    /// <summary>The writer's transaction <paramref name="i"/>: one key set or deleted, and "last".</summary>
+    private static void Commit(StorageEnvironment env, long i)
+    {
+        using var tx = env.BeginWrite();
+        var tree = tx.OpenOrCreateTree("t");
+        var key = Encoding.ASCII.GetBytes($"k{i % Keys:D4}");
+        if (i % 7 == 0) tree.Delete(key);
+        else tree.Put(key, Value(i));
+        tree.Put("last"u8, Encoding.ASCII.GetBytes(i.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+        tx.Commit();
+    }
+
+    private static void AssertHolds(string directory, long expectedTransaction)
+    {
+        using var env = StorageEnvironment.Open(directory, TestOptions.Small with { CreateIfMissing = false });
+        Assert.Equal(expectedTransaction, env.GetStats().LastTransactionId);
+        using var read = env.BeginRead();
+        var tree = read.OpenTree("t");
+        var last = long.Parse(Encoding.ASCII.GetString(tree.Get("last"u8)!), System.Globalization.CultureInfo.InvariantCulture);
+        var expected = Model(last);
+        var actual = tree.Prefix([]).ToList();
+        Assert.Equal(expected.Keys, actual.Select(e => Encoding.ASCII.GetString(e.Key)));
+        foreach (var (key, value) in actual) Assert.Equal(expected[Encoding.ASCII.GetString(key)], value);
+        Assert.True(env.Check().IsConsistent);
+    }
+
+    [Fact]
+    public async Task Taken_while_a_writer_commits_restores_exactly_the_state_of_its_transaction()
+    {
+        using var dir = new TempDirectory();
+        var source = dir.Combine("source");
+        await using var env = StorageEnvironment.Open(source, TestOptions.Small);
+        for (var i = 1; i <= 2000; i++) Commit(env, i);
+        using var stop = new CancellationTokenSource();
+        var writer = Task.Run(() =>
+        {
+            for (var i = 2001; !stop.IsCancellationRequested; i++) Commit(env, i);
+        }, TestContext.Current.CancellationToken);
+
+        var reports = new List<BackupProgress>();
+        var backups = new List<(BackupResult Result, byte[] Bytes)>();
+        for (var b = 0; b < 3; b++)
+        {
+            using var stream = new MemoryStream();
+            var result = await env.BackupAsync(stream, new SynchronousProgress<BackupProgress>(reports.Add), TestContext.Current.CancellationToken);
+            backups.Add((result, stream.ToArray()));
+            Assert.Equal(stream.Length, result.Bytes);
+        }
+        stop.Cancel();
+        await writer;
+        Assert.True(backups[^1].Result.TransactionId > backups[0].Result.TransactionId, "the writer committed while the backups were taken");
+        Assert.Equal(reports[^1].PagesTotal, reports[^1].PagesWritten);
+
+        foreach (var (result, bytes) in backups)
+        {
+            var target = dir.Combine($"restored-{result.TransactionId}");
+            var restored = await StorageEnvironment.RestoreAsync(new MemoryStream(bytes), target, cancellationToken: TestContext.Current.CancellationToken);
+            Assert.Equal(result.TransactionId, restored.TransactionId);
+            Assert.Equal(result.Pages, restored.Pages);
+            AssertHolds(target, result.TransactionId);
+        }
+    }
+
+    [Fact]
+    public async Task Restored_environment_goes_on_committing_from_the_backups_transaction()
+    {
+        using var dir = new TempDirectory();
+        BackupResult result;
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            for (var i = 1; i <= 300; i++) Commit(env, i);
+            result = await env.BackupAsync(dir.Combine("backups"), cancellationToken: TestContext.Current.CancellationToken);
+        }
+        Assert.Equal(Path.Combine(dir.Combine("backups"), $"full-{result.TransactionId:D20}{StorageEnvironment.BackupFileExtension}"), result.Path);
+        Assert.Equal([Path.GetFileName(result.Path)], Directory.GetFiles(dir.Combine("backups")).Select(Path.GetFileName));
+
+        await StorageEnvironment.RestoreAsync(result.Path!, dir.Combine("restored"), cancellationToken: TestContext.Current.CancellationToken);
+        using (var env = StorageEnvironment.Open(dir.Combine("restored"), TestOptions.Small))
+        {
+            for (var i = 301; i <= 400; i++) Commit(env, i);
+            Assert.Equal(result.TransactionId + 100, env.GetStats().LastTransactionId);
+        }
+        AssertHolds(dir.Combine("restored"), result.TransactionId + 100);
+    }
+
+    [Fact]
+    public async Task Streams_through_a_pipe_into_a_restore_reading_the_other_end()
+    {
+        using var dir = new TempDirectory();
+        await using var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small);
+        for (var i = 1; i <= 500; i++) Commit(env, i);
+        var pipe = new Pipe(new PipeOptions(pauseWriterThreshold: 1 << 20, resumeWriterThreshold: 1 << 19));
+        var restore = StorageEnvironment.RestoreAsync(pipe.Reader.AsStream(), dir.Combine("restored"), cancellationToken: TestContext.Current.CancellationToken);
+        var backup = await env.BackupAsync(pipe.Writer, cancellationToken: TestContext.Current.CancellationToken);
+        await pipe.Writer.CompleteAsync();
+        var restored = await restore;
+        Assert.Equal(backup.TransactionId, restored.TransactionId);
+        Assert.Equal(backup.Bytes, restored.Bytes);
+        AssertHolds(dir.Combine("restored"), backup.TransactionId);
+    }
+
+    [Fact]
+    public async Task Cancelled_leaves_the_source_as_it_was_and_an_incomplete_stream_that_restore_refuses()
+    {
+        using var dir = new TempDirectory();
+        await using var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small);
+        for (var i = 1; i <= 1500; i++) Commit(env, i);
+        using var cancel = new CancellationTokenSource();
+        using var stream = new MemoryStream();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() =>
+            env.BackupAsync(stream, new SynchronousProgress<BackupProgress>(p => cancel.Cancel()), cancel.Token));
+        Assert.True(stream.Length > 0);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() =>
+            env.BackupAsync(dir.Combine("backups"), new SynchronousProgress<BackupProgress>(p => cancel.Cancel()), cancel.Token));
+        Assert.Empty(Directory.GetFiles(dir.Combine("backups")));
+
+        var error = await Assert.ThrowsAsync<StorageCorruptedException>(() =>
+            StorageEnvironment.RestoreAsync(new MemoryStream(stream.ToArray()), dir.Combine("restored"), cancellationToken: TestContext.Current.CancellationToken));
+        Assert.Contains("incomplete", error.Message);
+        AssertNothingLeft(dir.Path, "restored");
+        Commit(env, 1501);
+        Assert.True(env.Check().IsConsistent);
+    }
+
+    [Fact]
+    public async Task Damaged_cut_or_reordered_is_refused_naming_the_offset_and_leaves_nothing()
+    {
+        using var dir = new TempDirectory();
+        byte[] bytes;
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            for (var i = 1; i <= 800; i++) Commit(env, i);
+            using var stream = new MemoryStream();
+            await env.BackupAsync(stream, cancellationToken: TestContext.Current.CancellationToken);
+            bytes = stream.ToArray();
+        }
+        var blockBytes = 28 + 64 * 8192;
+        var cases = new List<(string Name, byte[] Bytes, string Expected)>
+        {
+            ("flipped page byte", Flip(bytes, 160 + 28 + 5000), "checksum does not match"),
+            ("flipped header byte", Flip(bytes, 40), "header's checksum"),
+            ("cut inside a block", bytes[..(bytes.Length / 2)], "ends inside block"),
+            ("cut before the trailer", bytes[..^40], "incomplete"),
+            ("trailing bytes", [.. bytes, 1, 2, 3], "goes on after its trailer"),
+            ("not a backup", Encoding.ASCII.GetBytes(new string('x', 4000)), "not a backup"),
+            ("empty", [], "ends after 0 bytes"),
+        };
+        if (bytes.Length > 160 + 2 * blockBytes + 40)
+        {
+            // The second block where the first should be.
+            var swapped = (byte[])bytes.Clone();
+            Array.Copy(bytes, 160 + blockBytes, swapped, 160, blockBytes);
+            Array.Copy(bytes, 160, swapped, 160 + blockBytes, blockBytes);
+            cases.Add(("blocks swapped", swapped, "out of place"));
+        }
+        foreach (var (name, damaged, expected) in cases)
+        {
+            var error = await Assert.ThrowsAsync<StorageCorruptedException>(() =>
+                StorageEnvironment.RestoreAsync(new MemoryStream(damaged), dir.Combine("restored"), cancellationToken: TestContext.Current.CancellationToken));
+            Assert.True(error.Message.Contains(expected, StringComparison.Ordinal), $"{name}: {error.Message}");
+            Assert.Equal(StorageErrorCode.Corrupted, error.ErrorCode);
+            AssertNothingLeft(dir.Path, "restored");
+        }
+    }
+
+    [Fact]
+    public async Task A_target_that_holds_files_is_refused_and_kept()
+    {
+        using var dir = new TempDirectory();
+        using var stream = new MemoryStream();
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            Commit(env, 1);
+            await env.BackupAsync(stream, cancellationToken: TestContext.Current.CancellationToken);
+        }
+        Directory.CreateDirectory(dir.Combine("busy"));
+        File.WriteAllText(Path.Combine(dir.Combine("busy"), "mine.txt"), "mine");
+        var error = await Assert.ThrowsAsync<StorageException>(() =>
+            StorageEnvironment.RestoreAsync(new MemoryStream(stream.ToArray()), dir.Combine("busy"), cancellationToken: TestContext.Current.CancellationToken));
+        Assert.Equal(StorageErrorCode.NotAnEnvironment, error.ErrorCode);
+        Assert.Equal(["mine.txt"], Directory.GetFileSystemEntries(dir.Combine("busy")).Select(Path.GetFileName));
+    }
+
+    private static byte[] Flip(byte[] bytes, int at)
+    {
+        var copy = (byte[])bytes.Clone();
+        copy[at] ^= 0x40;
+        return copy;
+    }
+
+    /// <summary>No target and no temporary restore directory beside it.</summary>
+    private static void AssertNothingLeft(string parent, string target)
+    {
+        Assert.False(Directory.Exists(Path.Combine(parent, target)));
+        Assert.Empty(Directory.GetDirectories(parent, $".{target}.restoring-*"));
+    }
+
+    /// <summary>Reports on the calling thread (<see cref="Progress{T}"/> would post to the thread pool).</summary>
+    private sealed class SynchronousProgress<T>(Action<T> report) : IProgress<T>
+    {
+        public void Report(T value) => report(value);
+    }
+}
