@@ -26,3 +26,13 @@ public sealed record RestoreResult(string Directory, long TransactionId, long Pa
 /// <param name="PagesRestored">Pages written so far.</param>
 /// <param name="BytesRead">Bytes of the backup stream read so far.</param>
 public readonly record struct RestoreProgress(long PagesRestored, long BytesRead);
+
+/// <summary>What a backup holds, read and checked whole without restoring it (<see cref="StorageEnvironment.VerifyBackupAsync(string, CancellationToken)"/>).</summary>
+/// <param name="EnvironmentId">The environment it was taken of.</param>
+/// <param name="TransactionId">The committed transaction it is of.</param>
+/// <param name="TakenAtUtc">When the backup began.</param>
+/// <param name="NextPageNumber">Pages the environment had allocated at that transaction (a restored data file's size is at least this many pages).</param>
+/// <param name="Pages">Pages it carries.</param>
+/// <param name="Bytes">Bytes of the stream.</param>
+/// <param name="DataFormatVersion">The data file format of the pages.</param>
+public sealed record BackupDescription(ulong EnvironmentId, long TransactionId, DateTime TakenAtUtc, long NextPageNumber, long Pages, long Bytes, int DataFormatVersion);

@@ -101,4 +101,20 @@ public sealed partial class StorageEnvironment
         await using var file = new FileStream(backupFile, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.Asynchronous | FileOptions.SequentialScan);
         return await EnvironmentRestore.RestoreAsync(file, Path.GetFullPath(backupFile), targetDirectory, progress, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>
+    /// Reads the backup file <paramref name="backupFile"/> whole and checks every part of it (header, the CRC and place of
+    /// every block, the trailer) without restoring it.
+    /// </summary>
+    /// <exception cref="StorageCorruptedException">It is not a backup, or is damaged, cut short or out of order: the message says where.</exception>
+    public static async Task<BackupDescription> VerifyBackupAsync(string backupFile, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(backupFile);
+        await using var file = new FileStream(backupFile, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.Asynchronous | FileOptions.SequentialScan);
+        return await EnvironmentRestore.VerifyAsync(file, Path.GetFullPath(backupFile), cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Reads a backup stream whole and checks it without restoring it, as <see cref="VerifyBackupAsync(string, CancellationToken)"/> does.</summary>
+    public static Task<BackupDescription> VerifyBackupAsync(Stream source, CancellationToken cancellationToken = default) =>
+        EnvironmentRestore.VerifyAsync(source, "the backup stream", cancellationToken);
 }

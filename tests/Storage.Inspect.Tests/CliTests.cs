@@ -26,6 +26,9 @@ public class CliTests
         { "map", "storage-inspect map <dir> [options]" },
         { "memory", "storage-inspect memory [<dir>] [options]" },
         { "copy", "storage-inspect copy <dir> <target> [options]" },
+        { "backup", "storage-inspect backup <dir> <backup-dir> [options]" },
+        { "restore", "storage-inspect restore <backup-file> <target> [options]" },
+        { "verify", "storage-inspect verify <backup-file> [options]" },
     };
 
     [Fact]

@@ -147,6 +147,9 @@ internal static class Cli
             MapCommand.Create(),
             MemoryCommand.Create(),
             CopyCommand.Create(),
+            BackupCommands.CreateBackup(),
+            BackupCommands.CreateRestore(),
+            BackupCommands.CreateVerify(),
         ];
         foreach (var command in commands) root.Subcommands.Add(command);
         return root;

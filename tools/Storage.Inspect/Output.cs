@@ -61,7 +61,7 @@ internal static class Output
 /// only once the run has taken half a second. Drawn on the working thread as it reports (<see cref="Progress{T}"/> would
 /// post to the thread pool, after the line is cleared).
 /// </summary>
-internal sealed class ProgressBar : IProgress<CheckProgress>
+internal sealed class ProgressBar : IProgress<CheckProgress>, IProgress<BackupProgress>, IProgress<RestoreProgress>
 {
     private readonly Stopwatch _clock = Stopwatch.StartNew();
     private readonly TextWriter _error;
@@ -73,10 +73,19 @@ internal sealed class ProgressBar : IProgress<CheckProgress>
     public static ProgressBar? For(TextWriter output, TextWriter error) =>
         !ReferenceEquals(output, Console.Out) || Console.IsOutputRedirected || Console.IsErrorRedirected ? null : new ProgressBar(error);
 
-    public void Report(CheckProgress value)
+    public void Report(CheckProgress value) => Draw(value.PagesExamined, value.PagesTotal);
+
+    public void Report(BackupProgress value) => Draw(value.PagesWritten, value.PagesTotal);
+
+    public void Report(RestoreProgress value) => Draw(value.BytesRead, TotalBytes);
+
+    /// <summary>What a restore's bytes read are out of (the backup file's length); 0 when unknown.</summary>
+    public long TotalBytes { get; set; }
+
+    private void Draw(long done, long total)
     {
-        if (_clock.ElapsedMilliseconds < 500 || value.PagesTotal <= 0) return;
-        var fraction = Math.Clamp(value.PagesExamined / (double)value.PagesTotal, 0, 1);
+        if (_clock.ElapsedMilliseconds < 500 || total <= 0) return;
+        var fraction = Math.Clamp(done / (double)total, 0, 1);
         var filled = (int)(fraction * 30);
         _error.Write($"\r[{new string('#', filled)}{new string('.', 30 - filled)}] {fraction:P0}");
         _drawn = true;

@@ -74,6 +74,16 @@ internal static class EnvironmentRestore
         }
     }
 
+    /// <summary>Reads a whole backup stream and checks every part of it (header, each block's CRC and place, the trailer) without restoring it.</summary>
+    public static async Task<BackupDescription> VerifyAsync(Stream source, string sourceName, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        var reader = new StreamReader(source, sourceName);
+        var header = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
+        var pages = await reader.CopyBlocksAsync(header, static (_, _) => { }, progress: null, cancellationToken).ConfigureAwait(false);
+        return new BackupDescription(header.EnvironmentId, header.TransactionId, header.TakenAtUtc, header.NextPageNumber, pages, reader.Position, header.DataFormatVersion);
+    }
+
     /// <summary>Reads a backup stream part by part, knowing its position for every error.</summary>
     private sealed class StreamReader(Stream stream, string name)
     {
