@@ -6,7 +6,14 @@ namespace Storage;
 /// <param name="Bytes">Bytes of the backup stream.</param>
 /// <param name="Duration">How long it took.</param>
 /// <param name="Path">The backup file, when written to a directory; else null.</param>
-public sealed record BackupResult(long TransactionId, long Pages, long Bytes, TimeSpan Duration, string? Path);
+public sealed record BackupResult(long TransactionId, long Pages, long Bytes, TimeSpan Duration, string? Path)
+{
+    /// <summary>For an incremental backup, the transaction it starts after (its base); null for a full one.</summary>
+    public long? BaseTransactionId { get; init; }
+
+    /// <summary>For an incremental backup, the transactions it carries (<see cref="TransactionId"/> − <see cref="BaseTransactionId"/>).</summary>
+    public long Transactions { get; init; }
+}
 
 /// <summary>How far a backup is.</summary>
 /// <param name="PagesWritten">Pages written so far.</param>
@@ -35,4 +42,11 @@ public readonly record struct RestoreProgress(long PagesRestored, long BytesRead
 /// <param name="Pages">Pages it carries.</param>
 /// <param name="Bytes">Bytes of the stream.</param>
 /// <param name="DataFormatVersion">The data file format of the pages.</param>
-public sealed record BackupDescription(ulong EnvironmentId, long TransactionId, DateTime TakenAtUtc, long NextPageNumber, long Pages, long Bytes, int DataFormatVersion);
+public sealed record BackupDescription(ulong EnvironmentId, long TransactionId, DateTime TakenAtUtc, long NextPageNumber, long Pages, long Bytes, int DataFormatVersion)
+{
+    /// <summary>Whether it is an incremental backup (journal entries after <see cref="BaseTransactionId"/>); then <see cref="Pages"/> counts its transactions.</summary>
+    public bool IsIncremental { get; init; }
+
+    /// <summary>For an incremental backup, the transaction it starts after; null for a full one.</summary>
+    public long? BaseTransactionId { get; init; }
+}

@@ -58,29 +58,8 @@ public sealed partial class StorageEnvironment
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         EnsureOpen();
-        directory = Path.GetFullPath(directory);
-        Directory.CreateDirectory(directory);
-        var temporary = Path.Combine(directory, $".backup-{Guid.NewGuid():N}.partial");
-        try
-        {
-            BackupResult result;
-            await using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.Asynchronous))
-            {
-                result = await EnvironmentBackup.WriteAsync(this, (buffer, token) => file.WriteAsync(buffer, token), path: null, progress, cancellationToken)
-                    .ConfigureAwait(false);
-                await file.FlushAsync(cancellationToken).ConfigureAwait(false);
-                file.Flush(flushToDisk: true);
-            }
-            var path = Path.Combine(directory, $"full-{result.TransactionId:D20}{BackupFileExtension}");
-            FileIo.Rename(temporary, path, faults: null);
-            FileIo.SyncDirectory(directory, faults: null);
-            return result with { Path = path };
-        }
-        catch
-        {
-            File.Delete(temporary);
-            throw;
-        }
+        return await WriteBackupFileAsync(directory, (write, token) => EnvironmentBackup.WriteAsync(this, write, null, progress, token),
+            result => $"full-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -117,4 +96,82 @@ public sealed partial class StorageEnvironment
     /// <summary>Reads a backup stream whole and checks it without restoring it, as <see cref="VerifyBackupAsync(string, CancellationToken)"/> does.</summary>
     public static Task<BackupDescription> VerifyBackupAsync(Stream source, CancellationToken cancellationToken = default) =>
         EnvironmentRestore.VerifyAsync(source, "the backup stream", cancellationToken);
+
+    /// <summary>
+    /// Writes an incremental backup to <paramref name="destination"/>: the journal entries of every transaction after
+    /// <paramref name="afterTransactionId"/> (the <see cref="BackupResult.TransactionId"/> of the full or incremental
+    /// backup before it) up to the last durable one, as the journal stored them. A chain of a full backup and
+    /// incremental ones, each after the one before, restores to the end of any link
+    /// (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>).
+    /// </summary>
+    /// <remarks>
+    /// The entries are read from the journal files still in use and from those kept after their entries reached the
+    /// synced data file (<see cref="StorageOptions.RetainedJournalBytes"/>). Without enough kept, an entry after the base
+    /// may be gone: the backup then fails with <see cref="StorageErrorCode.BackupChainBroken"/>, and a full backup is
+    /// needed. Not for a member of an environment group with shared journals.
+    /// </remarks>
+    /// <exception cref="StorageException"><see cref="StorageErrorCode.BackupChainBroken"/>: see the remarks.</exception>
+    public Task<BackupResult> BackupIncrementalAsync(Stream destination, long afterTransactionId, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        EnsureOpen();
+        return IncrementalBackup.WriteAsync(this, (buffer, token) => destination.WriteAsync(buffer, token), afterTransactionId, path: null, progress, cancellationToken);
+    }
+
+    /// <summary>
+    /// Writes an incremental backup (<see cref="BackupIncrementalAsync(Stream, long, IProgress{BackupProgress}, CancellationToken)"/>)
+    /// into <paramref name="directory"/> as a file named after the transactions it carries
+    /// (<c>incr-&lt;first&gt;-&lt;last&gt;</c> and <see cref="BackupFileExtension"/>), whole or not at all.
+    /// </summary>
+    public async Task<BackupResult> BackupIncrementalAsync(string directory, long afterTransactionId, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(directory);
+        EnsureOpen();
+        return await WriteBackupFileAsync(directory, (write, token) => IncrementalBackup.WriteAsync(this, write, afterTransactionId, null, progress, token),
+            result => $"incr-{result.BaseTransactionId + 1:D20}-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Restores a chain of backup files into <paramref name="targetDirectory"/>: a full backup first, then incremental
+    /// ones, each starting where the one before ended; with <paramref name="upToTransactionId"/>, the state of that
+    /// transaction (any one from the full backup's to the chain's last). Built beside the target, checked by the
+    /// library's checker, then renamed into place; on any failure nothing is left.
+    /// </summary>
+    /// <exception cref="StorageCorruptedException">A link is damaged, cut short, out of place or missing: the message says which file and where.</exception>
+    public static Task<RestoreResult> RestoreAsync(IReadOnlyList<string> chain, string targetDirectory, long? upToTransactionId = null,
+        IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(chain);
+        var links = chain.Select(file => ((Func<Stream>)(() => new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.Asynchronous | FileOptions.SequentialScan)),
+            Path.GetFullPath(file))).ToList();
+        return EnvironmentRestore.RestoreChainAsync(links, targetDirectory, upToTransactionId, progress, cancellationToken);
+    }
+
+    /// <summary>Writes a backup file under a temporary name, syncs it, and renames it to <paramref name="name"/>'s answer; deletes it on failure.</summary>
+    private static async Task<BackupResult> WriteBackupFileAsync(string directory, Func<Func<ReadOnlyMemory<byte>, CancellationToken, ValueTask>, CancellationToken, Task<BackupResult>> backup,
+        Func<BackupResult, string> name, CancellationToken cancellationToken)
+    {
+        directory = Path.GetFullPath(directory);
+        Directory.CreateDirectory(directory);
+        var temporary = Path.Combine(directory, $".backup-{Guid.NewGuid():N}.partial");
+        try
+        {
+            BackupResult result;
+            await using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.Asynchronous))
+            {
+                result = await backup((buffer, token) => file.WriteAsync(buffer, token), cancellationToken).ConfigureAwait(false);
+                await file.FlushAsync(cancellationToken).ConfigureAwait(false);
+                file.Flush(flushToDisk: true);
+            }
+            var path = Path.Combine(directory, name(result));
+            FileIo.Rename(temporary, path, faults: null);
+            FileIo.SyncDirectory(directory, faults: null);
+            return result with { Path = path };
+        }
+        catch
+        {
+            File.Delete(temporary);
+            throw;
+        }
+    }
 }

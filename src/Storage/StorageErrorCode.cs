@@ -67,4 +67,11 @@ public enum StorageErrorCode
     /// long it has been open and where it was begun.
     /// </summary>
     TransactionStillOpen,
+
+    /// <summary>
+    /// An incremental backup cannot be taken: the journal no longer holds an entry after its base (the files were
+    /// retired before the backup read them). Take a full backup, or keep more journal
+    /// (<see cref="StorageOptions.RetainedJournalBytes"/>).
+    /// </summary>
+    BackupChainBroken,
 }

@@ -63,6 +63,16 @@ public sealed record StorageOptions
     /// </summary>
     public bool CreateInNonEmptyDirectory { get; init; }
 
+    /// <summary>
+    /// How many bytes of journal files to keep after their entries reached the synced data file, so that an incremental
+    /// backup (<see cref="StorageEnvironment.BackupIncrementalAsync(Stream, long, IProgress{BackupProgress}, CancellationToken)"/>)
+    /// finds every entry committed after its base. They go to the folder <c>RetainedJournals</c> in the environment's
+    /// directory, and the oldest are deleted once the folder holds more than this. 0 (the default) keeps none: an
+    /// incremental backup then finds only the entries still in the journal, and says when its base is older than that.
+    /// Not for a member of an environment group with shared journals, whose files the group recycles.
+    /// </summary>
+    public long RetainedJournalBytes { get; init; }
+
     /// <summary>Which I/O backend to write through: the native layer when it loads (the default), or the managed one.</summary>
     public IoBackend IoBackend { get; init; } = IoBackend.Auto;
 
@@ -175,6 +185,8 @@ public sealed record StorageOptions
         if (LazyCommitDelay < TimeSpan.Zero || LazyCommitDelay > TimeSpan.FromHours(1))
             throw new ArgumentOutOfRangeException(nameof(LazyCommitDelay), LazyCommitDelay, "Must be between 0 and 1 hour.");
         if (FlushGapFillBytes < 0) throw new ArgumentOutOfRangeException(nameof(FlushGapFillBytes), FlushGapFillBytes, "Must not be negative.");
+        if (RetainedJournalBytes < 0)
+            throw new ArgumentOutOfRangeException(nameof(RetainedJournalBytes), RetainedJournalBytes, "Must be 0 (keep none) or more.");
         if (FlushInterval < TimeSpan.FromMilliseconds(1) || FlushInterval > TimeSpan.FromDays(1))
             throw new ArgumentOutOfRangeException(nameof(FlushInterval), FlushInterval, "Must be from 1 ms to a day.");
         if (SyncInterval < TimeSpan.FromMilliseconds(1) || SyncInterval > TimeSpan.FromDays(1))

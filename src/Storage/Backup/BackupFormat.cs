@@ -16,6 +16,9 @@ namespace Storage.Backup;
 /// bytes before it.</para>
 /// <para><b>Block</b>: the magic <c>PAGE</c>, how many consecutive pages follow (1 to <see cref="MaxPagesPerBlock"/>),
 /// its sequence number (0, 1, ...), the first page number, the CRC-32C of those fields and the pages; then the pages. Blocks go up in page number and never overlap.</para>
+/// <para>An incremental backup has the same header (kind incremental, the transaction it starts after in the field
+/// that follows the time) and blocks of the magic <c>ENTR</c>: each one journal entry as the journal stored it, its
+/// length where a page block has its page count and its transaction where a page block has its first page.</para>
 /// <para><b>Trailer</b> (<see cref="TrailerBytes"/>): the magic <c>BKUPEND.</c>, the number of blocks and of pages,
 /// the CRC-32C of all the blocks' CRCs in order, and its own CRC-32C. A stream without a valid trailer is incomplete
 /// (a backup cancelled or cut short) and is refused.</para>
@@ -28,6 +31,8 @@ internal static class BackupFormat
     public const ulong TrailerMagic = 0x2E44_4E45_5055_4B42; // "BKUPEND."
     public const int StreamFormatVersion = 1;
     public const int KindFull = 1;
+    public const int KindIncremental = 2;
+    public const uint EntryMagic = 0x5254_4E45; // "ENTR"
 
     public const int HeaderBytes = 160;
     public const int BlockHeaderBytes = 28;
@@ -36,7 +41,9 @@ internal static class BackupFormat
     public const int MaxPagesPerBlock = 64;
 
     /// <summary>What a backup stream's header says.</summary>
-    internal readonly record struct Header(ulong EnvironmentId, long TransactionId, long NextPageNumber, TreeHeader RootTree, int DataFormatVersion, DateTime TakenAtUtc);
+    /// <remarks>Kind is <see cref="KindFull"/> (pages) or <see cref="KindIncremental"/> (journal entries after BaseTransactionId).</remarks>
+    internal readonly record struct Header(ulong EnvironmentId, long TransactionId, long NextPageNumber, TreeHeader RootTree, int DataFormatVersion, DateTime TakenAtUtc,
+        int Kind = KindFull, long BaseTransactionId = 0);
 
     public static void WriteHeader(Span<byte> destination, in Header header)
     {
@@ -44,13 +51,14 @@ internal static class BackupFormat
         h.Clear();
         BinaryPrimitives.WriteUInt64LittleEndian(h, HeaderMagic);
         BinaryPrimitives.WriteInt32LittleEndian(h[8..], StreamFormatVersion);
-        BinaryPrimitives.WriteInt32LittleEndian(h[12..], KindFull);
+        BinaryPrimitives.WriteInt32LittleEndian(h[12..], header.Kind);
         BinaryPrimitives.WriteInt32LittleEndian(h[16..], PageLayout.PageSizeBytes);
         BinaryPrimitives.WriteInt32LittleEndian(h[20..], header.DataFormatVersion);
         BinaryPrimitives.WriteUInt64LittleEndian(h[24..], header.EnvironmentId);
         BinaryPrimitives.WriteInt64LittleEndian(h[32..], header.TransactionId);
         BinaryPrimitives.WriteInt64LittleEndian(h[40..], header.NextPageNumber);
         BinaryPrimitives.WriteInt64LittleEndian(h[48..], header.TakenAtUtc.Ticks);
+        BinaryPrimitives.WriteInt64LittleEndian(h[56..], header.BaseTransactionId);
         var root = header.RootTree;
         MemoryMarshal.AsBytes(new ReadOnlySpan<TreeHeader>(in root)).CopyTo(h[64..(64 + TreeHeader.SizeBytes)]);
         BinaryPrimitives.WriteUInt32LittleEndian(h[(HeaderBytes - 4)..], Crc32C.Compute(h[..(HeaderBytes - 4)]));
@@ -83,16 +91,22 @@ internal static class BackupFormat
         }
         var kind = BinaryPrimitives.ReadInt32LittleEndian(h[12..]);
         var pageSize = BinaryPrimitives.ReadInt32LittleEndian(h[16..]);
-        if (kind != KindFull || pageSize != PageLayout.PageSizeBytes)
+        if (kind is not (KindFull or KindIncremental) || pageSize != PageLayout.PageSizeBytes)
         {
-            problem = $"the backup is of kind {kind} with {pageSize}-byte pages; this library restores full backups of {PageLayout.PageSizeBytes}-byte pages";
+            problem = $"the backup is of kind {kind} with {pageSize}-byte pages; this library restores full and incremental backups of {PageLayout.PageSizeBytes}-byte pages";
             return false;
         }
         var root = MemoryMarshal.Read<TreeHeader>(h[64..(64 + TreeHeader.SizeBytes)]);
         header = new Header(BinaryPrimitives.ReadUInt64LittleEndian(h[24..]), BinaryPrimitives.ReadInt64LittleEndian(h[32..]),
             BinaryPrimitives.ReadInt64LittleEndian(h[40..]), root, BinaryPrimitives.ReadInt32LittleEndian(h[20..]),
-            new DateTime(Math.Clamp(BinaryPrimitives.ReadInt64LittleEndian(h[48..]), DateTime.MinValue.Ticks, DateTime.MaxValue.Ticks), DateTimeKind.Utc));
-        if (header.TransactionId < 0 || header.NextPageNumber < 2 || header.NextPageNumber > (1L << 40))
+            new DateTime(Math.Clamp(BinaryPrimitives.ReadInt64LittleEndian(h[48..]), DateTime.MinValue.Ticks, DateTime.MaxValue.Ticks), DateTimeKind.Utc),
+            kind, BinaryPrimitives.ReadInt64LittleEndian(h[56..]));
+        if (kind == KindIncremental && (header.BaseTransactionId < 0 || header.TransactionId < header.BaseTransactionId))
+        {
+            problem = $"the incremental backup's header says it runs from transaction {header.BaseTransactionId} to {header.TransactionId}";
+            return false;
+        }
+        if (header.TransactionId < 0 || (kind == KindFull && (header.NextPageNumber < 2 || header.NextPageNumber > (1L << 40))))
         {
             problem = $"the backup header's numbers are impossible (transaction {header.TransactionId}, next page {header.NextPageNumber})";
             return false;
@@ -102,9 +116,9 @@ internal static class BackupFormat
     }
 
     /// <summary>A block's header, its pages already in place after it: the CRC covers the header fields and the pages.</summary>
-    public static uint WriteBlockHeader(Span<byte> destination, long sequence, long firstPage, int pageCount, ReadOnlySpan<byte> pages)
+    public static uint WriteBlockHeader(Span<byte> destination, long sequence, long firstPage, int pageCount, ReadOnlySpan<byte> pages, uint magic = BlockMagic)
     {
-        BinaryPrimitives.WriteUInt32LittleEndian(destination, BlockMagic);
+        BinaryPrimitives.WriteUInt32LittleEndian(destination, magic);
         BinaryPrimitives.WriteInt32LittleEndian(destination[4..], pageCount);
         BinaryPrimitives.WriteInt64LittleEndian(destination[8..], sequence);
         BinaryPrimitives.WriteInt64LittleEndian(destination[16..], firstPage);
@@ -114,8 +128,8 @@ internal static class BackupFormat
     }
 
     /// <summary>Reads a block's header: (magic ok, page count, sequence, first page, stored CRC).</summary>
-    public static (bool MagicOk, int PageCount, long Sequence, long FirstPage, uint Crc) ReadBlockHeader(ReadOnlySpan<byte> b) =>
-        (BinaryPrimitives.ReadUInt32LittleEndian(b) == BlockMagic, BinaryPrimitives.ReadInt32LittleEndian(b[4..]), BinaryPrimitives.ReadInt64LittleEndian(b[8..]),
+    public static (bool MagicOk, int PageCount, long Sequence, long FirstPage, uint Crc) ReadBlockHeader(ReadOnlySpan<byte> b, uint magic = BlockMagic) =>
+        (BinaryPrimitives.ReadUInt32LittleEndian(b) == magic, BinaryPrimitives.ReadInt32LittleEndian(b[4..]), BinaryPrimitives.ReadInt64LittleEndian(b[8..]),
             BinaryPrimitives.ReadInt64LittleEndian(b[16..]), BinaryPrimitives.ReadUInt32LittleEndian(b[BlockFieldsBytes..]));
 
     /// <summary>The CRC of a block: its header fields (magic, count, sequence, first page) and then its pages.</summary>

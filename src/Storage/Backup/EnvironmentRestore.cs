@@ -12,10 +12,20 @@ namespace Storage.Backup;
 /// </summary>
 internal static class EnvironmentRestore
 {
-    public static async Task<RestoreResult> RestoreAsync(Stream source, string sourceName, string targetDirectory, IProgress<RestoreProgress>? progress,
-        CancellationToken cancellationToken)
+    public static Task<RestoreResult> RestoreAsync(Stream source, string sourceName, string targetDirectory, IProgress<RestoreProgress>? progress,
+        CancellationToken cancellationToken) =>
+        RestoreChainAsync([(() => source, sourceName)], targetDirectory, upToTransactionId: null, progress, cancellationToken, ownsStreams: false);
+
+    /// <summary>
+    /// Restores a chain: a full backup, then incremental ones, each starting where the one before it ended; with
+    /// <paramref name="upToTransactionId"/>, only the transactions up to it. The entries of the incremental links go
+    /// into the restored environment's first journal file, and its own recovery replays them on the open that checks it.
+    /// </summary>
+    public static async Task<RestoreResult> RestoreChainAsync(IReadOnlyList<(Func<Stream> Open, string Name)> links, string targetDirectory, long? upToTransactionId,
+        IProgress<RestoreProgress>? progress, CancellationToken cancellationToken, bool ownsStreams = true)
     {
-        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(links);
+        if (links.Count == 0) throw new ArgumentException("A chain starts with a full backup.", nameof(links));
         ArgumentException.ThrowIfNullOrWhiteSpace(targetDirectory);
         var started = Stopwatch.GetTimestamp();
         var target = Path.GetFullPath(targetDirectory.TrimEnd(Path.DirectorySeparatorChar, Path.AltDirectorySeparatorChar));
@@ -30,35 +40,85 @@ internal static class EnvironmentRestore
         FileIo.CreateDirectory(temporary, faults: null);
         try
         {
-            var reader = new StreamReader(source, sourceName);
-            var header = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
+            BackupFormat.Header full;
+            long pages, bytes;
             var dataPath = Path.Combine(temporary, DataFile.FileName);
-            long pages;
-            using (var handle = FileIo.OpenReadWrite(dataPath, create: true))
+            var (fullOpen, fullName) = links[0];
+            var fullStream = fullOpen();
+            try
             {
-                var fileBytes = AlignedBuffer.AlignUp(Math.Max(header.NextPageNumber * PageLayout.PageSizeBytes, 1L << 20));
-                FileIo.SetLength(handle, dataPath, fileBytes);
-                pages = await reader.CopyBlocksAsync(header, (first, data) => FileIo.Write(handle, dataPath, data.Span, first * PageLayout.PageSizeBytes, faults: null),
-                    progress, cancellationToken).ConfigureAwait(false);
-                FileIo.SyncData(handle, dataPath, faults: null);
+                var reader = new StreamReader(fullStream, fullName);
+                full = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
+                if (full.Kind != BackupFormat.KindFull) throw new StorageCorruptedException($"{fullName} is an incremental backup: a chain starts with a full one", fullName, offsetBytes: 0);
+                if (upToTransactionId < full.TransactionId)
+                {
+                    throw new ArgumentOutOfRangeException(nameof(upToTransactionId), upToTransactionId, $"The chain starts at transaction {full.TransactionId} ({fullName}).");
+                }
+                using (var handle = FileIo.OpenReadWrite(dataPath, create: true))
+                {
+                    var fileBytes = AlignedBuffer.AlignUp(Math.Max(full.NextPageNumber * PageLayout.PageSizeBytes, 1L << 20));
+                    FileIo.SetLength(handle, dataPath, fileBytes);
+                    pages = await reader.CopyBlocksAsync(full, (first, data) => FileIo.Write(handle, dataPath, data.Span, first * PageLayout.PageSizeBytes, faults: null),
+                        progress, cancellationToken).ConfigureAwait(false);
+                    FileIo.SyncData(handle, dataPath, faults: null);
+                }
+                bytes = reader.Position;
             }
+            finally
+            {
+                if (ownsStreams) await fullStream.DisposeAsync().ConfigureAwait(false);
+            }
+
+            var last = full.TransactionId;
             var io = PlatformIo.Resolve(IoBackend.Auto, lowPriority: false);
-            EnvironmentCreator.FinishRestored(temporary, dataPath, io, header.EnvironmentId, header.TransactionId, header.NextPageNumber, header.RootTree,
-                StorageOptions.Default.MinJournalFileSizeBytes);
-            // The library opens and checks what was written before anyone else sees it.
+            if (links.Count > 1)
+            {
+                using var journal = new RestoredJournal(temporary, full.EnvironmentId, full.TransactionId + 1);
+                for (var i = 1; i < links.Count && !(last >= upToTransactionId); i++)
+                {
+                    var (open, name) = links[i];
+                    var stream = open();
+                    try
+                    {
+                        var reader = new StreamReader(stream, name);
+                        var header = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
+                        if (header.Kind != BackupFormat.KindIncremental || header.EnvironmentId != full.EnvironmentId || header.BaseTransactionId != last)
+                        {
+                            throw new StorageCorruptedException(
+                                $"{name} does not continue the chain: it is {(header.Kind == BackupFormat.KindFull ? "a full backup" : $"an incremental backup after transaction {header.BaseTransactionId}")} " +
+                                $"of environment {header.EnvironmentId:x16}, where one after transaction {last} of {full.EnvironmentId:x16} was expected (a link is missing, repeated or out of order)",
+                                name, offsetBytes: 0);
+                        }
+                        last = await reader.CopyEntriesAsync(header, upToTransactionId, journal.Append, cancellationToken).ConfigureAwait(false);
+                        bytes += reader.Position;
+                    }
+                    finally
+                    {
+                        await stream.DisposeAsync().ConfigureAwait(false);
+                    }
+                }
+                if (upToTransactionId is { } wanted && last < wanted)
+                {
+                    throw new ArgumentOutOfRangeException(nameof(upToTransactionId), upToTransactionId, $"The chain ends at transaction {last}.");
+                }
+                journal.Finish(io);
+            }
+            EnvironmentCreator.FinishRestored(temporary, dataPath, io, full.EnvironmentId, full.TransactionId, full.NextPageNumber, full.RootTree,
+                StorageOptions.Default.MinJournalFileSizeBytes, createJournal: links.Count == 1);
+            // The library opens (replaying the chain's entries) and checks what was written before anyone else sees it.
             using (var restored = StorageEnvironment.Open(temporary, new StorageOptions { CreateIfMissing = false }))
             {
                 var report = restored.Check();
-                if (!report.IsConsistent || report.TransactionId != header.TransactionId)
+                if (!report.IsConsistent || report.TransactionId != last)
                 {
                     throw new StorageCorruptedException(
-                        $"The environment restored from {sourceName} (transaction {header.TransactionId}) does not pass the consistency check: " +
-                        string.Join("; ", report.Problems.Where(p => p.Severity == ProblemSeverity.Error).Take(3)), sourceName);
+                        $"The environment restored from {fullName}{(links.Count > 1 ? $" and {links.Count - 1} incremental backups" : "")} (transaction {last}) does not pass the consistency check " +
+                        $"(at transaction {report.TransactionId}): " + string.Join("; ", report.Problems.Where(p => p.Severity == ProblemSeverity.Error).Take(3)), fullName);
                 }
             }
             FileIo.Rename(temporary, target, faults: null, isDirectory: true);
             FileIo.SyncParent(target, faults: null);
-            return new RestoreResult(target, header.TransactionId, pages, reader.Position, Stopwatch.GetElapsedTime(started));
+            return new RestoreResult(target, last, pages, bytes, Stopwatch.GetElapsedTime(started));
         }
         catch
         {
@@ -80,8 +140,14 @@ internal static class EnvironmentRestore
         ArgumentNullException.ThrowIfNull(source);
         var reader = new StreamReader(source, sourceName);
         var header = await reader.ReadHeaderAsync(cancellationToken).ConfigureAwait(false);
-        var pages = await reader.CopyBlocksAsync(header, static (_, _) => { }, progress: null, cancellationToken).ConfigureAwait(false);
-        return new BackupDescription(header.EnvironmentId, header.TransactionId, header.TakenAtUtc, header.NextPageNumber, pages, reader.Position, header.DataFormatVersion);
+        var pages = header.Kind == BackupFormat.KindFull
+            ? await reader.CopyBlocksAsync(header, static (_, _) => { }, progress: null, cancellationToken).ConfigureAwait(false)
+            : await reader.CopyEntriesAsync(header, upTo: null, static (_, _) => { }, cancellationToken).ConfigureAwait(false) - header.BaseTransactionId;
+        return new BackupDescription(header.EnvironmentId, header.TransactionId, header.TakenAtUtc, header.NextPageNumber, pages, reader.Position, header.DataFormatVersion)
+        {
+            IsIncremental = header.Kind == BackupFormat.KindIncremental,
+            BaseTransactionId = header.Kind == BackupFormat.KindIncremental ? header.BaseTransactionId : null,
+        };
     }
 
     /// <summary>Reads a backup stream part by part, knowing its position for every error.</summary>
@@ -153,6 +219,67 @@ internal static class EnvironmentRestore
                 progress?.Report(new RestoreProgress(pages, Position));
             }
         }
+
+        /// <summary>
+        /// Reads every entry block of an incremental backup, checks it (CRC, place, consecutive transactions, the entry's
+        /// own checksum is checked again by recovery), and hands the entries up to <paramref name="upTo"/> to
+        /// <paramref name="append"/>; then the trailer. Returns the last transaction handed on.
+        /// </summary>
+        public async Task<long> CopyEntriesAsync(BackupFormat.Header header, long? upTo, Action<long, ReadOnlyMemory<byte>> append, CancellationToken cancellationToken)
+        {
+            long blocks = 0;
+            var last = header.BaseTransactionId;
+            var blockCrcs = Crc32C.Start(0);
+            var entry = new byte[1 << 16];
+            while (true)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                var at = Position;
+                var read = await FillAsync(_block.AsMemory(0, 8), cancellationToken).ConfigureAwait(false);
+                if (read < 8) throw Corrupt($"{name} ends at byte {at + read} without its trailer: the backup is incomplete (cancelled or cut short)", at + read);
+                if (BackupFormat.IsTrailer(_block))
+                {
+                    read = await FillAsync(_block.AsMemory(8, BackupFormat.TrailerBytes - 8), cancellationToken).ConfigureAwait(false);
+                    if (read < BackupFormat.TrailerBytes - 8) throw Corrupt($"{name} ends inside its trailer", at + 8 + read);
+                    var trailer = BackupFormat.ReadTrailer(_block);
+                    if (!trailer.Ok) throw Corrupt($"the trailer of {name} is damaged (its checksum does not match)", at);
+                    if (trailer.Blocks != blocks || trailer.BlockCrcs != Crc32C.Finish(blockCrcs) || header.BaseTransactionId + blocks != header.TransactionId)
+                    {
+                        throw Corrupt($"the trailer of {name} says {trailer.Blocks} entries, but {blocks} were read (transactions {header.BaseTransactionId + 1}-{header.TransactionId} expected), or their checksums differ: entries are missing or out of place", at);
+                    }
+                    Position = at + BackupFormat.TrailerBytes;
+                    if (await FillAsync(_block.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) != 0) throw Corrupt($"{name} goes on after its trailer", Position);
+                    return last;
+                }
+                read = await FillAsync(_block.AsMemory(8, BackupFormat.BlockHeaderBytes - 8), cancellationToken).ConfigureAwait(false);
+                if (read < BackupFormat.BlockHeaderBytes - 8) throw Corrupt($"{name} ends inside the header of entry {blocks}", at + 8 + read);
+                var block = BackupFormat.ReadBlockHeader(_block, BackupFormat.EntryMagic);
+                var transaction = block.FirstPage;
+                if (!block.MagicOk) throw Corrupt($"{name} has no entry or trailer where entry {blocks} should start: damaged, or not an incremental backup from here on", at);
+                if (block.PageCount < Journal.JournalEntryHeader.SizeBytes || block.PageCount > MaxEntryBytes || block.Sequence != blocks
+                    || transaction != header.BaseTransactionId + blocks + 1 || transaction > header.TransactionId)
+                {
+                    throw Corrupt($"entry {blocks} of {name} is out of place: it says it is entry {block.Sequence}, transaction {transaction}, {block.PageCount} bytes, " +
+                        $"where transaction {header.BaseTransactionId + blocks + 1} was expected", at);
+                }
+                if (entry.Length < block.PageCount) entry = new byte[Math.Max(block.PageCount, entry.Length * 2)];
+                read = await FillAsync(entry.AsMemory(0, block.PageCount), cancellationToken).ConfigureAwait(false);
+                if (read < block.PageCount) throw Corrupt($"{name} ends inside entry {blocks} (transaction {transaction})", at + BackupFormat.BlockHeaderBytes + read);
+                var data = entry.AsMemory(0, block.PageCount);
+                if (BackupFormat.BlockCrc(_block, data.Span) != block.Crc) throw Corrupt($"entry {blocks} of {name} (transaction {transaction}) is damaged: its checksum does not match", at);
+                if (!(transaction > upTo))
+                {
+                    append(transaction, data);
+                    last = transaction;
+                }
+                blockCrcs = BackupFormat.FoldBlockCrc(blockCrcs, block.Crc);
+                blocks++;
+                Position = at + BackupFormat.BlockHeaderBytes + block.PageCount;
+            }
+        }
+
+        /// <summary>The largest entry a backup may carry (the journal's own limit is far below it).</summary>
+        private const int MaxEntryBytes = 1 << 30;
 
         private async Task<int> FillAsync(Memory<byte> destination, CancellationToken cancellationToken)
         {

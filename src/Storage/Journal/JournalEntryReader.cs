@@ -91,6 +91,18 @@ internal sealed unsafe class JournalEntryReader : IDisposable
     }
 
     /// <summary>
+    /// Reads the entry at <paramref name="offsetBytes"/> if it is whole and valid for this environment, as stored: its
+    /// header and its payload (compressed or not), for copying it elsewhere. Valid until the next call.
+    /// </summary>
+    public bool TryReadStored(long offsetBytes, ulong environmentId, out JournalEntryHeader header, out ReadOnlySpan<byte> stored, out long entrySizeBytes)
+    {
+        stored = default;
+        if (!TryReadHeaderAndChecksum(offsetBytes, environmentId, out header, out entrySizeBytes)) return false;
+        stored = new ReadOnlySpan<byte>(_buffer.Pointer, checked((int)(JournalEntryHeader.SizeBytes + header.PayloadSizeBytes)));
+        return true;
+    }
+
+    /// <summary>
     /// Whether a whole, valid entry of another environment than <paramref name="environmentId"/> starts at
     /// <paramref name="offsetBytes"/> (its checksum verified, its payload not decompressed): in a shared file, the entries
     /// of the group's other members, which a member's walk steps over.

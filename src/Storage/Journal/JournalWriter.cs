@@ -44,13 +44,19 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     /// <summary>The last transaction whose entry was in the failed write.</summary>
     private long _failedUpTo;
 
-    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults, JournalWriteMethod writeMethod = JournalWriteMethod.Auto)
+    public JournalWriter(string directory, ulong environmentId, long firstFreeFileNumber, long minFileSizeBytes, long maxFileSizeBytes, PlatformIo io, IFaultInjector? faults,
+        JournalWriteMethod writeMethod = JournalWriteMethod.Auto, long retainBytes = 0)
     {
         _environmentId = environmentId;
+        _retainBytes = retainBytes;
+        _retainedDirectory = Path.Combine(Path.GetDirectoryName(Path.GetFullPath(directory))!, RetainedJournals.DirectoryName);
         _sequence = new JournalFileSequence(directory, environmentId, shared: false, closePreviousAfterMarker: false, firstFreeFileNumber,
             minFileSizeBytes, maxFileSizeBytes, io, faults, writeMethod);
         Waiters = new DurableWaiters(this);
     }
+
+    private readonly long _retainBytes;
+    private readonly string _retainedDirectory;
 
     /// <summary>Committers waiting for their entries to be durable (group commit).</summary>
     public DurableWaiters Waiters { get; }
@@ -322,6 +328,12 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
         if (retired is null) return 0;
         foreach (var file in retired)
         {
+            if (_retainBytes > 0 && !file.HasOtherNames)
+            {
+                // Kept for incremental backups (StorageOptions.RetainedJournalBytes), oldest dropped past the bound.
+                RetainedJournals.Keep(file, _retainedDirectory, _retainBytes, _sequence.Faults);
+                continue;
+            }
             // A file with other names keeps its contents for them: only this name goes.
             if (_sequence.WouldKeep(file.SizeBytes) && !file.HasOtherNames) _sequence.Recycle(file);
             else file.Delete(_sequence.Faults);

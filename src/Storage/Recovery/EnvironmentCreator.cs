@@ -111,8 +111,9 @@ internal static unsafe class EnvironmentCreator
     /// <paramref name="transactionId"/> and naming the first journal file, which is created empty for the
     /// transactions after it.
     /// </summary>
+    /// <remarks>With <c>createJournal</c> false the caller has written the first journal file, with entries to replay.</remarks>
     public static void FinishRestored(string directory, string dataPath, PlatformIo io, ulong environmentId, long transactionId, long nextPageNumber,
-        TreeHeader rootTree, long journalFileSizeBytes)
+        TreeHeader rootTree, long journalFileSizeBytes, bool createJournal = true)
     {
         using (var file = DataFile.Open(dataPath, io, faults: null))
         {
@@ -120,7 +121,7 @@ internal static unsafe class EnvironmentCreator
             for (var sequence = 0; sequence < 2; sequence++) FileHeaderIo.Write(file, FileHeader.Synced(environmentId, sequence, record));
             file.Sync();
         }
-        CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, transactionId + 1, faults: null);
+        if (createJournal) CreateFirstJournal(directory, environmentId, io, journalFileSizeBytes, transactionId + 1, faults: null);
         FileIo.SyncDirectory(directory, faults: null);
     }
 

@@ -54,7 +54,8 @@ internal static class EnvironmentOpener
             recovery.Replay(invalidSlot, mayContinue: journalFactory is null);
             var recovered = recovery.RecoveredHeader;
             var journal = journalFactory is null
-                ? new JournalWriter(journalDirectory, header.EnvironmentId, recovery.NextJournalNumber, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults, options.JournalWriteMethod)
+                ? new JournalWriter(journalDirectory, header.EnvironmentId, recovery.NextJournalNumber, options.MinJournalFileSizeBytes, options.MaxJournalFileSizeBytes, io, faults,
+                    options.JournalWriteMethod, options.RetainedJournalBytes)
                 : journalFactory(new JournalContext(journalDirectory, header.EnvironmentId, recovery.NextJournalNumber, io, options));
             try
             {
@@ -96,7 +97,7 @@ internal static class EnvironmentOpener
         {
             var name = Path.GetFileName(entry);
             // The data file's name is the environment's even when something else stands there (the open then says what).
-            if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory or DataFile.FileName) continue;
+            if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory or DataFile.FileName or RetainedJournals.DirectoryName) continue;
             if (name == DataFile.FileName + EnvironmentCreator.TemporarySuffix) continue;
             if (name.StartsWith("scratch-", StringComparison.Ordinal) && name.EndsWith(".spill", StringComparison.Ordinal)) continue;
             return entry;
