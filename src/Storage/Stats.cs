@@ -213,6 +213,40 @@ public readonly record struct EnvironmentStats
 
     /// <summary>Open transactions, the oldest reader, and what reader warnings and limits did.</summary>
     public ReaderActivity Readers { get; init; }
+
+    /// <summary>The continuous archive (<see cref="StorageOptions.ArchiveDirectory"/>); all zero and null when there is none.</summary>
+    public ArchiveActivity Archive { get; init; }
+}
+
+/// <summary>The continuous archive (<see cref="EnvironmentStats.Archive"/>).</summary>
+public readonly record struct ArchiveActivity
+{
+    /// <summary>The archive directory, or null when the environment has no archive.</summary>
+    public string? Directory { get; init; }
+
+    /// <summary>The last transaction the archive holds (-1 before its first base is written).</summary>
+    public long ArchivedThroughTransactionId { get; init; }
+
+    /// <summary>Durable transactions not in the archive yet.</summary>
+    public long LagTransactions { get; init; }
+
+    /// <summary>Incremental files shipped since open.</summary>
+    public long Segments { get; init; }
+
+    /// <summary>Full backups taken as bases since open (the first, and one after each gap).</summary>
+    public long Bases { get; init; }
+
+    /// <summary>Times the journal no longer held entries the archive needed, since open: the archive took a new base.</summary>
+    public long Gaps { get; init; }
+
+    /// <summary>Rounds that failed since open (the next round tries again).</summary>
+    public long Failures { get; init; }
+
+    /// <summary>Bytes written to the archive since open.</summary>
+    public long Bytes { get; init; }
+
+    /// <summary>What the last failure or gap said, or null.</summary>
+    public string? LastError { get; init; }
 }
 
 /// <summary>Write transactions since open (<see cref="EnvironmentStats.Commits"/>).</summary>

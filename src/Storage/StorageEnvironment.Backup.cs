@@ -58,9 +58,18 @@ public sealed partial class StorageEnvironment
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         EnsureOpen();
-        return await WriteBackupFileAsync(directory, (write, token) => EnvironmentBackup.WriteAsync(this, write, null, progress, token),
-            result => $"full-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken).ConfigureAwait(false);
+        return await WriteFullBackupFileAsync(directory, progress, cancellationToken).ConfigureAwait(false);
     }
+
+    /// <summary>The full backup file, without the check that the environment is open (the archive's last round runs while it closes).</summary>
+    internal Task<BackupResult> WriteFullBackupFileAsync(string directory, IProgress<BackupProgress>? progress, CancellationToken cancellationToken) =>
+        WriteBackupFileAsync(directory, (write, token) => EnvironmentBackup.WriteAsync(this, write, null, progress, token),
+            result => $"full-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken);
+
+    /// <summary>The incremental backup file, without the check that the environment is open (the archive's last round runs while it closes).</summary>
+    internal Task<BackupResult> WriteIncrementalBackupFileAsync(string directory, long afterTransactionId, IProgress<BackupProgress>? progress, CancellationToken cancellationToken) =>
+        WriteBackupFileAsync(directory, (write, token) => IncrementalBackup.WriteAsync(this, write, afterTransactionId, null, progress, token),
+            result => $"incr-{result.BaseTransactionId + 1:D20}-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken);
 
     /// <summary>
     /// Restores a full backup (<see cref="BackupAsync(Stream, IProgress{BackupProgress}, CancellationToken)"/>) into
@@ -127,8 +136,7 @@ public sealed partial class StorageEnvironment
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         EnsureOpen();
-        return await WriteBackupFileAsync(directory, (write, token) => IncrementalBackup.WriteAsync(this, write, afterTransactionId, null, progress, token),
-            result => $"incr-{result.BaseTransactionId + 1:D20}-{result.TransactionId:D20}{BackupFileExtension}", cancellationToken).ConfigureAwait(false);
+        return await WriteIncrementalBackupFileAsync(directory, afterTransactionId, progress, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -173,5 +181,20 @@ public sealed partial class StorageEnvironment
             File.Delete(temporary);
             throw;
         }
+    }
+
+    /// <summary>
+    /// Restores the continuous archive in <paramref name="archiveDirectory"/> (<see cref="StorageOptions.ArchiveDirectory"/>)
+    /// into <paramref name="targetDirectory"/>: the state of <paramref name="upToTransactionId"/>, or of the newest
+    /// transaction the archive reached. The newest base at or before it and the incremental files after that base are
+    /// restored as a chain (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The archive does not reach <paramref name="upToTransactionId"/>, or has no base before it.</exception>
+    public static Task<RestoreResult> RestoreFromArchiveAsync(string archiveDirectory, string targetDirectory, long? upToTransactionId = null,
+        IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(archiveDirectory);
+        var chain = Archiver.ChainFor(archiveDirectory, upToTransactionId);
+        return RestoreAsync(chain, targetDirectory, upToTransactionId, progress, cancellationToken);
     }
 }

@@ -87,6 +87,9 @@ public sealed partial class StorageEnvironment
     private void Close(bool haveWriteLock)
     {
         var abandoned = haveWriteLock ? null : _writerLock.DescribeHolder();
+        // The archive ships what the last commits made durable before the journal closes.
+        _archiver?.Stop();
+        _archiver?.Dispose();
         _journalClosed = true;
         _flusher.Stop();
         if (haveWriteLock && !IsPoisoned) _flusher.CloseCleanly();
@@ -130,6 +133,7 @@ public sealed partial class StorageEnvironment
         if (_disposed) return;
         _disposed = true;
         _journalClosed = true;
+        _archiver?.Abandon();
         _merger.Stop();
         _flusher.Stop();
         Journal.Dispose();

@@ -78,7 +78,17 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
     {
         Recovery = recovery;
         _flusher.Start();
+        if (Options.ArchiveDirectory is { } archive)
+        {
+            _archiver = new Backup.Archiver(this, archive, Options.ArchiveInterval);
+            _archiver.Start();
+        }
     }
+
+    private Backup.Archiver? _archiver;
+
+    /// <summary>Test seam: one round of the continuous archive, now, on the calling thread.</summary>
+    internal void ShipArchiveNow() => _archiver?.ShipOnce(takeBase: true);
 
     /// <summary>The environment's directory (full path).</summary>
     public string DirectoryPath { get; }
@@ -198,6 +208,12 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
     {
         if (_journalClosed) throw new StorageException(StorageErrorCode.EnvironmentClosed, $"The environment '{DirectoryPath}' was closed before this transaction committed; nothing it wrote is kept.");
         _health.ThrowIfPoisoned();
+        if (_archiver is { } archiver && Options.ArchiveMaxLagTransactions > 0 && WriterState.TransactionId - archiver.ArchivedThrough >= Options.ArchiveMaxLagTransactions)
+        {
+            throw new StorageException(StorageErrorCode.ArchiveBehind,
+                $"The continuous archive of '{DirectoryPath}' holds transactions up to {archiver.ArchivedThrough}, more than {Options.ArchiveMaxLagTransactions} behind; the commit is refused and nothing was written. " +
+                $"See GetStats().Archive ({archiver.Snapshot(Journal.DurableTransactionId).LastError ?? "no failure so far"}).");
+        }
         return Commits.Append(transaction, durability);
     }
 
@@ -375,6 +391,7 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
                 ScratchSpilledBytes = Scratch.SpilledBytes,
                 PinnedBytes = readers.PinnedBytes,
             },
+            Archive = _archiver?.Snapshot(Journal.DurableTransactionId) ?? new ArchiveActivity { ArchivedThroughTransactionId = -1 },
             Readers = new ReaderActivity
             {
                 ActiveTransactions = Readers.ActiveCount,

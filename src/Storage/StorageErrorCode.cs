@@ -74,4 +74,11 @@ public enum StorageErrorCode
     /// (<see cref="StorageOptions.RetainedJournalBytes"/>).
     /// </summary>
     BackupChainBroken,
+
+    /// <summary>
+    /// The commit was refused because the continuous archive is further behind than
+    /// <see cref="StorageOptions.ArchiveMaxLagTransactions"/> allows; nothing was written. <see cref="EnvironmentStats.Archive"/>
+    /// says how far behind it is and why.
+    /// </summary>
+    ArchiveBehind,
 }

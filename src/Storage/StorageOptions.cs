@@ -73,6 +73,28 @@ public sealed record StorageOptions
     /// </summary>
     public long RetainedJournalBytes { get; init; }
 
+    /// <summary>
+    /// A directory for the continuous archive, or null (the default) for none. With one, the environment keeps a full
+    /// backup there as a base and then, every <see cref="ArchiveInterval"/>, ships the entries made durable since as an
+    /// incremental backup file, on a thread of its own; the last ones are shipped when it is disposed. What reached the
+    /// archive survives the loss of the machine, and
+    /// <see cref="StorageEnvironment.RestoreFromArchiveAsync(string, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>
+    /// restores any transaction it reached. Its progress and lag are in <see cref="EnvironmentStats.Archive"/> and the
+    /// metric <c>storage.archive.lag</c>. One directory per environment. Keep <see cref="RetainedJournalBytes"/> large
+    /// enough for the archive to fall behind for a while: past that it takes a new base and counts a gap.
+    /// </summary>
+    public string? ArchiveDirectory { get; init; }
+
+    /// <summary>How often the continuous archive ships (<see cref="ArchiveDirectory"/>).</summary>
+    public TimeSpan ArchiveInterval { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// With <see cref="ArchiveDirectory"/>: refuse commits (<see cref="StorageErrorCode.ArchiveBehind"/>) while the
+    /// archive is more than this many transactions behind the last commit. 0 (the default): never; an archive that falls
+    /// behind or fails is reported, and commits go on.
+    /// </summary>
+    public long ArchiveMaxLagTransactions { get; init; }
+
     /// <summary>Which I/O backend to write through: the native layer when it loads (the default), or the managed one.</summary>
     public IoBackend IoBackend { get; init; } = IoBackend.Auto;
 
@@ -185,6 +207,10 @@ public sealed record StorageOptions
         if (LazyCommitDelay < TimeSpan.Zero || LazyCommitDelay > TimeSpan.FromHours(1))
             throw new ArgumentOutOfRangeException(nameof(LazyCommitDelay), LazyCommitDelay, "Must be between 0 and 1 hour.");
         if (FlushGapFillBytes < 0) throw new ArgumentOutOfRangeException(nameof(FlushGapFillBytes), FlushGapFillBytes, "Must not be negative.");
+        if (ArchiveInterval < TimeSpan.FromMilliseconds(1) || ArchiveInterval > TimeSpan.FromDays(1))
+            throw new ArgumentOutOfRangeException(nameof(ArchiveInterval), ArchiveInterval, "Must be from 1 ms to a day.");
+        if (ArchiveMaxLagTransactions < 0)
+            throw new ArgumentOutOfRangeException(nameof(ArchiveMaxLagTransactions), ArchiveMaxLagTransactions, "Must be 0 (never refuse commits) or more.");
         if (RetainedJournalBytes < 0)
             throw new ArgumentOutOfRangeException(nameof(RetainedJournalBytes), RetainedJournalBytes, "Must be 0 (keep none) or more.");
         if (FlushInterval < TimeSpan.FromMilliseconds(1) || FlushInterval > TimeSpan.FromDays(1))

@@ -50,6 +50,7 @@ internal sealed class StorageMetrics : IDisposable
         _meter.CreateObservableCounter("storage.commits.refused", () => stats().Readers.CommitsRefused, "{transaction}", "Commits refused by the reader limit policy");
         _meter.CreateObservableGauge("storage.scratch.spilled.bytes", () => stats().Memory.ScratchSpilledBytes, "By", "Scratch held in the scratch file rather than in memory");
         _meter.CreateObservableCounter("storage.commit.phase.time", () => PhaseMeasurements(environment.Commits.Profile.Snapshot()), "s", "Time write transactions spent in each phase (see CommitActivity.Phases)");
+        _meter.CreateObservableGauge("storage.archive.lag", () => stats().Archive.LagTransactions, "{transaction}", "Durable transactions not yet in the continuous archive");
         _meter.CreateObservableCounter("storage.transactions.leaked", () => stats().Readers.LeakedTransactions, "{transaction}", "Transactions collected without having been disposed");
     }
 
