@@ -27,7 +27,8 @@ public class CliTests
         { "memory", "storage-inspect memory [<dir>] [options]" },
         { "copy", "storage-inspect copy <dir> <target> [options]" },
         { "backup", "storage-inspect backup <dir> <backup-dir> [options]" },
-        { "restore", "storage-inspect restore <backup-file> <target> [options]" },
+        { "restore", "storage-inspect restore <target> <backup>... [options]" },
+        { "archive", "storage-inspect archive <archive-dir> [options]" },
         { "verify", "storage-inspect verify <backup-file> [options]" },
     };
 

@@ -150,6 +150,7 @@ internal static class Cli
             BackupCommands.CreateBackup(),
             BackupCommands.CreateRestore(),
             BackupCommands.CreateVerify(),
+            BackupCommands.CreateArchive(),
         ];
         foreach (var command in commands) root.Subcommands.Add(command);
         return root;

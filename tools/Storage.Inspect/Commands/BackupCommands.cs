@@ -33,16 +33,34 @@ internal static class BackupCommands
 
     public static Command CreateRestore()
     {
-        var file = new Argument<string>("backup-file") { Description = "A backup file (full-<transaction>.storage-backup)." };
         var target = new Argument<string>("target") { Description = "The new environment's directory: missing or empty." };
+        var files = new Argument<string[]>("backup") { Description = "A backup file; or a chain: the full backup, then incremental files in order; or, with --archive, an archive directory.", Arity = ArgumentArity.OneOrMore };
+        var toTransaction = new Option<long?>("--to-tx") { Description = "Restore the state of this transaction (from a chain or an archive), not the newest." };
+        var archive = new Option<bool>("--archive") { Description = "The backup is a continuous archive directory: its newest base before the transaction and the files after it." };
         var json = Cli.JsonOption();
-        var command = new Command("restore", "Restores a backup into a new directory; the result is checked before it is put in place, and nothing is left behind on failure.")
+        var command = new Command("restore", "Restores a backup, a chain or an archive into a new directory; the result is checked before it is put in place, and nothing is left behind on failure.")
         {
-            file,
             target,
+            files,
+            toTransaction,
+            archive,
             json,
         };
-        command.SetAction(parse => Restore(parse.GetRequiredValue(file), parse.GetRequiredValue(target), parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        command.SetAction(parse => Restore(parse.GetRequiredValue(files), parse.GetRequiredValue(target), parse.GetValue(toTransaction), parse.GetValue(archive), parse.GetValue(json),
+            parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        return command;
+    }
+
+    public static Command CreateArchive()
+    {
+        var directory = new Argument<string>("archive-dir") { Description = "A continuous archive directory (StorageOptions.ArchiveDirectory) or any directory of backup files." };
+        var json = Cli.JsonOption();
+        var command = new Command("archive", "The backups in a directory: each base and incremental file, the transactions it holds, its size, and where a chain breaks.")
+        {
+            directory,
+            json,
+        };
+        command.SetAction(parse => Archive(parse.GetRequiredValue(directory), parse.GetValue(json), parse.InvocationConfiguration.Output));
         return command;
     }
 
@@ -82,12 +100,18 @@ internal static class BackupCommands
         return Cli.Ok;
     }
 
-    private static int Restore(string file, string target, bool json, TextWriter output, TextWriter error)
+    private static int Restore(string[] files, string target, long? toTransaction, bool archive, bool json, TextWriter output, TextWriter error)
     {
-        if (!File.Exists(file)) throw new InspectionException($"no backup file at {Path.GetFullPath(file)}");
+        if (archive && files.Length != 1) throw new UsageException("--archive takes one archive directory");
+        foreach (var file in files)
+        {
+            if (archive ? !Directory.Exists(file) : !File.Exists(file)) throw new InspectionException($"no {(archive ? "archive directory" : "backup file")} at {Path.GetFullPath(file)}");
+        }
         var progress = ProgressBar.For(output, error);
-        if (progress is not null) progress.TotalBytes = new FileInfo(file).Length;
-        var result = StorageEnvironment.RestoreAsync(file, target, progress).GetAwaiter().GetResult();
+        if (progress is not null && !archive && files.Length == 1) progress.TotalBytes = new FileInfo(files[0]).Length;
+        var result = archive
+            ? StorageEnvironment.RestoreFromArchiveAsync(files[0], target, toTransaction, progress).GetAwaiter().GetResult()
+            : StorageEnvironment.RestoreAsync(files, target, toTransaction, progress).GetAwaiter().GetResult();
         progress?.Clear();
         if (json)
         {
@@ -96,6 +120,64 @@ internal static class BackupCommands
         }
         output.WriteLine($"restored transaction {result.TransactionId}: {Output.N(result.Pages)} pages from {Output.Bytes(result.Bytes)} in {result.Duration.TotalSeconds:0.00} s -> {result.Directory} (checked: consistent)");
         return Cli.Ok;
+    }
+
+    private static int Archive(string directory, bool json, TextWriter output)
+    {
+        if (!Directory.Exists(directory)) throw new InspectionException($"no directory at {Path.GetFullPath(directory)}");
+        var files = Directory.GetFiles(directory, "*" + StorageEnvironment.BackupFileExtension).Order(StringComparer.Ordinal).ToList();
+        var rows = new List<(string Name, BackupDescription? Description, string? Problem)>();
+        foreach (var file in files)
+        {
+            try
+            {
+                rows.Add((Path.GetFileName(file), StorageEnvironment.VerifyBackupAsync(file).GetAwaiter().GetResult(), null));
+            }
+            catch (StorageException e)
+            {
+                rows.Add((Path.GetFileName(file), null, e.Message));
+            }
+        }
+        // Order: by the first transaction each holds, bases before the files that continue them.
+        var ordered = rows.OrderBy(r => r.Description is { } d ? (d.BaseTransactionId ?? d.TransactionId) : long.MaxValue).ThenBy(r => r.Description?.IsIncremental).ToList();
+        var notes = new List<string>();
+        long? reach = null;
+        foreach (var (name, description, problem) in ordered)
+        {
+            if (description is null) notes.Add($"{name}: damaged ({problem})");
+            else if (!description.IsIncremental) reach = Math.Max(reach ?? -1, description.TransactionId);
+            else if (reach is { } r && description.BaseTransactionId == r) reach = description.TransactionId;
+            else notes.Add($"{name}: starts after transaction {description.BaseTransactionId}, where the chain before it reaches {(reach is { } at ? at.ToString(System.Globalization.CultureInfo.InvariantCulture) : "nothing (no base)")}: a gap");
+        }
+        if (json)
+        {
+            Output.Json(output, new
+            {
+                directory = Path.GetFullPath(directory),
+                reaches = reach,
+                files = ordered.Select(r => new
+                {
+                    file = r.Name,
+                    kind = r.Description is null ? "damaged" : r.Description.IsIncremental ? "incremental" : "full",
+                    after = r.Description?.BaseTransactionId,
+                    through = r.Description?.TransactionId,
+                    bytes = r.Description?.Bytes,
+                    problem = r.Problem,
+                }),
+                problems = notes,
+            });
+            return notes.Count == 0 ? Cli.Ok : Cli.Problems;
+        }
+        Output.Table(output, ["file", "kind", "transactions", "bytes"], ordered.Select(r => new[]
+        {
+            r.Name,
+            r.Description is null ? "damaged" : r.Description.IsIncremental ? "incremental" : "full",
+            r.Description is null ? "-" : r.Description.IsIncremental ? $"{r.Description.BaseTransactionId + 1}-{r.Description.TransactionId}" : $"{r.Description.TransactionId}",
+            r.Description is null ? "-" : Output.N(r.Description.Bytes),
+        }));
+        foreach (var note in notes) output.WriteLine(note);
+        output.WriteLine(reach is { } end ? $"restores up to transaction {end}" : "no base: nothing to restore");
+        return notes.Count == 0 ? Cli.Ok : Cli.Problems;
     }
 
     private static int Verify(string file, bool json, TextWriter output)
@@ -117,8 +199,16 @@ internal static class BackupCommands
             });
             return Cli.Ok;
         }
-        output.WriteLine($"backup of environment {description.EnvironmentId:x16} at transaction {description.TransactionId}, taken {description.TakenAtUtc:yyyy-MM-dd HH:mm:ss} UTC");
-        output.WriteLine($"{Output.N(description.Pages)} pages of {Output.N(description.NextPageNumber)} allocated, {Output.Bytes(description.Bytes)}, data format {description.DataFormatVersion}");
+        if (description.IsIncremental)
+        {
+            output.WriteLine($"incremental backup of environment {description.EnvironmentId:x16}: transactions {description.BaseTransactionId + 1}-{description.TransactionId}, taken {description.TakenAtUtc:yyyy-MM-dd HH:mm:ss} UTC");
+            output.WriteLine($"{Output.N(description.Pages)} journal entries, {Output.Bytes(description.Bytes)}");
+        }
+        else
+        {
+            output.WriteLine($"backup of environment {description.EnvironmentId:x16} at transaction {description.TransactionId}, taken {description.TakenAtUtc:yyyy-MM-dd HH:mm:ss} UTC");
+            output.WriteLine($"{Output.N(description.Pages)} pages of {Output.N(description.NextPageNumber)} allocated, {Output.Bytes(description.Bytes)}, data format {description.DataFormatVersion}");
+        }
         output.WriteLine("whole: every block's checksum and place, and the trailer, check out");
         return Cli.Ok;
     }
