@@ -172,7 +172,8 @@ public sealed partial class StorageEnvironment
                 file.Flush(flushToDisk: true);
             }
             var path = Path.Combine(directory, name(result));
-            FileIo.Rename(temporary, path, faults: null);
+            // A file of the same name holds the same transactions of the same environment: the new one replaces it, in one rename.
+            File.Move(temporary, path, overwrite: true);
             FileIo.SyncDirectory(directory, faults: null);
             return result with { Path = path };
         }

@@ -15,6 +15,10 @@ using Storage;
 //                      intent file); at <step> of the replacement print "AT <step>" and wait to be killed
 //   load <dir>         commit random puts and deletes into tree "load" until stdin closes (1 MiB journal files, a flush
 //                      every 50 ms, a sync every 200 ms), printing "READY" and then "COMMITS <n>" every 500 commits
+//   archive <dir> <archive-dir> <backup-dir>
+//                      commit forever with a continuous archive shipping every 5 ms, while another thread takes full
+//                      backups into <backup-dir> and incremental ones after them, printing "READY <next>" then "ACK <i>"
+//                      after each commit
 //   hold <dir>         open the environment, print "OPEN", wait for a line on stdin, dispose, print "CLOSED"
 //   try-open <dir>     try to open the environment; print "LOCKED", "OPENED" or "ERROR <code> <message>"
 //   backend <dir> <io> open with IoBackend <io> (Auto, Native, Managed), commit and read back values, one and batched;
@@ -27,6 +31,7 @@ try
     {
         ["hold", var dir] => Hold(dir),
         ["load", var dir] => Load(dir),
+        ["archive", var dir, var archive, var backups] => ArchiveLoop(dir, archive, backups),
         ["replace", var dir, var step, var how] => Replace(dir, step, how == "intent"),
         ["group", var dir, var seed] => GroupLoop(dir, int.Parse(seed, System.Globalization.CultureInfo.InvariantCulture)),
         ["try-open", var dir] => TryOpen(dir),
@@ -278,6 +283,37 @@ static int Hold(string dir)
     Console.Out.WriteLine("CLOSED");
     Console.Out.Flush();
     return 0;
+}
+
+static int ArchiveLoop(string dir, string archive, string backups)
+{
+    using var env = StorageEnvironment.Open(dir, ArchiveWorkload.Options(archive));
+    long next;
+    using (var read = env.BeginRead())
+    {
+        next = read.TryOpenTree("t", out var tree) && tree.TryGet("last"u8, out var last) ? Keys.ReadInt64(last) + 1 : 1;
+    }
+    new Thread(() => GuardThread(() =>
+    {
+        // Backups beside the commits: a full one, then incremental ones after it, again and again.
+        while (true)
+        {
+            var full = env.BackupAsync(backups).GetAwaiter().GetResult();
+            var through = full.TransactionId;
+            for (var i = 0; i < 5; i++)
+            {
+                through = env.BackupIncrementalAsync(backups, through).GetAwaiter().GetResult().TransactionId;
+            }
+        }
+    })) { IsBackground = true }.Start();
+    Console.Out.WriteLine($"READY {next}");
+    Console.Out.Flush();
+    for (var i = next; ; i++)
+    {
+        ArchiveWorkload.Commit(env, i);
+        Console.Out.WriteLine($"ACK {i}");
+        Console.Out.Flush();
+    }
 }
 
 static int Load(string dir)

@@ -18,13 +18,31 @@ internal static class RetainedJournals
         if (!Directory.Exists(directory)) Platform.FileIo.CreateDirectory(directory, faults);
         file.Rename(directory, JournalFile.FileName(file.Number), file.Number, faults);
         file.Dispose();
+        Prune(directory, file.Path, boundBytes);
+    }
+
+    /// <summary>Moves the closed journal file <paramref name="path"/> (one recovery found obsolete) into the folder beside its journal folder, as <see cref="Keep(JournalFile, string, long, IFaultInjector?)"/> does.</summary>
+    public static void Keep(string path, long number, long boundBytes, IFaultInjector? faults)
+    {
+        var directory = Path.Combine(Path.GetDirectoryName(Path.GetDirectoryName(Path.GetFullPath(path))!)!, DirectoryName);
+        if (!Directory.Exists(directory)) Platform.FileIo.CreateDirectory(directory, faults);
+        var kept = Path.Combine(directory, JournalFile.FileName(number));
+        Platform.FileIo.Rename(path, kept, faults);
+        Platform.FileIo.SyncDirectory(directory, faults);
+        Platform.FileIo.SyncDirectory(Path.GetDirectoryName(Path.GetFullPath(path))!, faults);
+        Prune(directory, kept, boundBytes);
+    }
+
+    /// <summary>Deletes the oldest kept files while the folder holds more than <paramref name="boundBytes"/>; never <paramref name="newest"/>.</summary>
+    private static void Prune(string directory, string newest, long boundBytes)
+    {
         var kept = JournalEntryReader.ListFiles(directory).OrderByDescending(f => f.Number).ToList();
         long total = 0;
         foreach (var (_, path) in kept)
         {
             total += new FileInfo(path).Length;
             // The newest files stay within the bound (always the one just kept): the older ones go, oldest last.
-            if (total > boundBytes && path != file.Path) File.Delete(path);
+            if (total > boundBytes && path != newest) File.Delete(path);
         }
     }
 

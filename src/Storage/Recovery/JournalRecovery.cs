@@ -141,7 +141,7 @@ internal sealed class JournalRecovery : IDisposable
         if (ContinuesInPlace)
         {
             journal.Continue(walk.EndFileNumber, walk.EndPath!, walk.EndOffsetBytes, header.LastSyncedTransactionId);
-            return _stats with { ForeignJournalFiles = RemoveObsolete(_files, header.JournalFileNumber, header.EnvironmentId, faults) };
+            return _stats with { ForeignJournalFiles = RemoveObsolete(_files, header.JournalFileNumber, header.EnvironmentId, faults, _options.RetainedJournalBytes) };
         }
         var files = _files;
         var stats = _stats;
@@ -175,20 +175,24 @@ internal sealed class JournalRecovery : IDisposable
             };
             files = JournalEntryReader.ListFiles(_journalDirectory);
         }
-        return stats with { ForeignJournalFiles = RemoveObsolete(files, header.JournalFileNumber, header.EnvironmentId, faults) };
+        return stats with { ForeignJournalFiles = RemoveObsolete(files, header.JournalFileNumber, header.EnvironmentId, faults, _options.RetainedJournalBytes) };
     }
 
     /// <summary>
     /// Deletes the journal files before <paramref name="firstNeededNumber"/> that are this environment's own (their
-    /// entries are all in the synced data file); returns how many it left because it cannot prove they are.
+    /// entries are all in the synced data file), or keeps them for incremental backups when
+    /// <paramref name="retainBytes"/> asks (<see cref="RetainedJournals"/>); returns how many it left because it cannot
+    /// prove they are its own.
     /// </summary>
-    private static int RemoveObsolete(IReadOnlyList<(long Number, string Path)> files, long firstNeededNumber, ulong environmentId, IFaultInjector? faults)
+    private static int RemoveObsolete(IReadOnlyList<(long Number, string Path)> files, long firstNeededNumber, ulong environmentId, IFaultInjector? faults, long retainBytes)
     {
         var left = 0;
         foreach (var (number, path) in files)
         {
             if (number >= firstNeededNumber) continue;
-            if (JournalFiles.Ownership(path, environmentId) is JournalFileOwnership.Own or JournalFileOwnership.SharedLink) JournalFiles.Delete(path, faults);
+            var ownership = JournalFiles.Ownership(path, environmentId);
+            if (ownership == JournalFileOwnership.Own && retainBytes > 0) RetainedJournals.Keep(path, number, retainBytes, faults);
+            else if (ownership is JournalFileOwnership.Own or JournalFileOwnership.SharedLink) JournalFiles.Delete(path, faults);
             else left++;
         }
         return left;
