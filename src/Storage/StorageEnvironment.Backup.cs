@@ -18,13 +18,13 @@ public sealed partial class StorageEnvironment
     /// <remarks>
     /// <para>The stream is self-describing and versioned: a header (environment, transaction, format), blocks of pages
     /// each with its CRC-32C, and a trailer; a stream without its trailer (cancelled, cut short) is refused on
-    /// restore. The snapshot is checked by the library's checker first, and a state that is not consistent is not
-    /// backed up. Free pages are left out.</para>
+    /// restore. Free pages (by the snapshot's free-space bitmaps) are left out. Pages are copied as they are: the restore
+    /// checks the whole result with the library's checker before it puts it in place.</para>
     /// <para>The flusher keeps running; what is committed meanwhile waits in scratch until the backup's read
     /// transaction ends (see <see cref="MemoryUse.PinnedBytes"/>), as for any long reader. Cancelling stops at the
     /// next block and leaves the environment as it was.</para>
     /// </remarks>
-    /// <exception cref="StorageCorruptedException">The snapshot is not consistent, or a page could not be read.</exception>
+    /// <exception cref="StorageCorruptedException">A page could not be read.</exception>
     public Task<BackupResult> BackupAsync(Stream destination, IProgress<BackupProgress>? progress = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(destination);

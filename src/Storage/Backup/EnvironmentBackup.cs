@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Storage.Inspection;
+using Storage.Allocation;
 using Storage.Paging;
 using Storage.State;
 
@@ -15,9 +16,10 @@ namespace Storage.Backup;
 /// snapshot may still read from the data file (the newer versions wait in scratch, which spills to the scratch file
 /// past its budget). The cost of a long backup is that scratch: the pages written meanwhile, held until the backup's
 /// transaction ends (see <see cref="MemoryUse.PinnedBytes"/>).</para>
-/// <para>First the snapshot is checked by the library's checker, which also says what every page is; a snapshot that is
-/// not consistent is not backed up. Then every page that is not free and not a file header is written, in blocks of up
-/// to <see cref="BackupFormat.MaxPagesPerBlock"/> consecutive pages, each with its CRC.</para>
+/// <para>The snapshot's free-space bitmaps say which pages are free; every other page but the two file headers is
+/// written, as the snapshot sees it (a version in memory, or the data file's), in blocks of up to
+/// <see cref="BackupFormat.MaxPagesPerBlock"/> consecutive pages, each with its CRC. Pages are not checked here: the
+/// restore checks the whole result with the library's checker before it puts it in place.</para>
 /// </remarks>
 internal static class EnvironmentBackup
 {
@@ -28,43 +30,35 @@ internal static class EnvironmentBackup
         var started = Stopwatch.GetTimestamp();
         using var transaction = environment.BeginRead();
         using var source = new TransactionCheckSource(environment, transaction);
-        var report = EnvironmentChecker.Check(source, collectPages: true, progress: null);
-        if (!report.IsConsistent)
-        {
-            throw new StorageCorruptedException(
-                $"The environment is not consistent at transaction {report.TransactionId}, so it is not backed up: {string.Join("; ", report.Problems.Where(p => p.Severity == ProblemSeverity.Error).Take(3))}",
-                environment.DataFile.Path);
-        }
-        var pages = report.Pages!;
-        var total = pages.LongCount(p => Included(p.Kind));
+        var next = source.NextPageNumber;
+        var free = ReadFreePages(source, environment.DataFile.Path);
+        var total = 0L;
+        for (var page = 0L; page < next; page++) if (Included(page, free)) total++;
         var buffer = new byte[BackupFormat.BlockHeaderBytes + BackupFormat.MaxPagesPerBlock * PageLayout.PageSizeBytes];
-        BackupFormat.WriteHeader(buffer, new BackupFormat.Header(environment.EnvironmentId, source.TransactionId, source.NextPageNumber, source.RootTree,
+        BackupFormat.WriteHeader(buffer, new BackupFormat.Header(environment.EnvironmentId, source.TransactionId, next, source.RootTree,
             FileHeader.CurrentFormatVersion, DateTime.UtcNow));
         await write(buffer.AsMemory(0, BackupFormat.HeaderBytes), cancellationToken).ConfigureAwait(false);
         long bytes = BackupFormat.HeaderBytes, written = 0, blocks = 0;
         var blockCrcs = Platform.Crc32C.Start(0);
-        long runStart = -1;
-        var page = 0L;
-        while (page < pages.Length)
+        // A version in memory may be a run of pages (an overflow value): its pages are taken from it in turn.
+        var run = new MemoryRun();
+        var page2 = 0L;
+        while (page2 < next)
         {
-            if (!Included(pages[page].Kind))
+            if (!Included(page2, free))
             {
-                page++;
+                run = default;
+                page2++;
                 continue;
             }
-            // One block: consecutive pages in use, at most a block's worth.
-            var first = page;
+            var first = page2;
             var count = 0;
-            while (page < pages.Length && count < BackupFormat.MaxPagesPerBlock && Included(pages[page].Kind))
+            while (page2 < next && count < BackupFormat.MaxPagesPerBlock && Included(page2, free))
             {
-                if (pages[page].Kind == PageKind.Overflow) runStart = page;
                 var destination = buffer.AsSpan(BackupFormat.BlockHeaderBytes + count * PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-                var read = pages[page].Kind == PageKind.OverflowContinuation
-                    ? source.TryReadRunPage(runStart, page - runStart, destination, out var problem)
-                    : source.TryReadPage(page, destination, out problem);
-                if (!read) throw new StorageCorruptedException($"Page {page} of transaction {source.TransactionId} could not be read for the backup: {problem}", environment.DataFile.Path, page);
+                ReadPage(source, page2, destination, ref run, environment.DataFile.Path);
                 count++;
-                page++;
+                page2++;
             }
             cancellationToken.ThrowIfCancellationRequested();
             var blockLength = BackupFormat.BlockHeaderBytes + count * PageLayout.PageSizeBytes;
@@ -82,6 +76,65 @@ internal static class EnvironmentBackup
         return new BackupResult(source.TransactionId, written, bytes, Stopwatch.GetElapsedTime(started), path);
     }
 
-    /// <summary>Pages a backup carries: everything in use at the snapshot but the two file headers, which a restore writes anew.</summary>
-    private static bool Included(PageKind kind) => kind is not (PageKind.Free or PageKind.FileHeader);
+    /// <summary>What is left of a version in memory that spans several pages, while its pages are copied one by one.</summary>
+    private unsafe struct MemoryRun
+    {
+        public byte* Next;
+        public int PagesLeft;
+    }
+
+    /// <summary>The snapshot's version of <paramref name="page"/>: from a run in memory being copied, a version in memory, or the data file.</summary>
+    private static unsafe void ReadPage(TransactionCheckSource source, long page, Span<byte> destination, ref MemoryRun run, string dataPath)
+    {
+        if (run.PagesLeft == 0 && source.TryGetVersionInMemory(page, out var version, out var pageCount))
+        {
+            run.Next = version;
+            run.PagesLeft = pageCount;
+        }
+        if (run.PagesLeft > 0)
+        {
+            new ReadOnlySpan<byte>(run.Next, PageLayout.PageSizeBytes).CopyTo(destination);
+            run.Next += PageLayout.PageSizeBytes;
+            run.PagesLeft--;
+            return;
+        }
+        if (!source.TryReadFromDataFile(page, destination, out var problem))
+        {
+            throw new StorageCorruptedException($"Page {page} of transaction {source.TransactionId} could not be read for the backup: {problem}", dataPath, page);
+        }
+    }
+
+    /// <summary>The pages marked free in the snapshot's free-space bitmaps, as one bit each.</summary>
+    private static ulong[] ReadFreePages(TransactionCheckSource source, string dataPath)
+    {
+        var next = source.NextPageNumber;
+        var free = new ulong[(next + 63) / 64];
+        var page = new byte[PageLayout.PageSizeBytes];
+        for (long region = 0; FreeSpaceLayout.RegionStart(region) < next; region++)
+        {
+            for (var i = 0; i < FreeSpaceLayout.BitmapPagesPerRegion; i++)
+            {
+                var bitmapPage = FreeSpaceLayout.RegionStart(region) + 2 + i;
+                if (bitmapPage >= next) break;
+                if (!source.TryReadPage(bitmapPage, page, out var problem))
+                {
+                    throw new StorageCorruptedException($"Free-space bitmap page {bitmapPage} could not be read for the backup: {problem}", dataPath, bitmapPage);
+                }
+                var words = System.Runtime.InteropServices.MemoryMarshal.Cast<byte, ulong>(page.AsSpan(FreeSpaceLayout.BitmapOffsetBytes, FreeSpaceLayout.BitmapBytes));
+                var firstPage = FreeSpaceLayout.FirstPageOfBitmap(bitmapPage);
+                for (var w = 0; w < words.Length && firstPage + w * 64L < next; w++)
+                {
+                    var bits = words[w];
+                    if (bits == 0) continue;
+                    var index = (firstPage + w * 64L) / 64;
+                    // Bitmap words cover 64 pages from a multiple of 64; pages past the next page number are not in the state.
+                    if (index < free.Length) free[index] |= bits;
+                }
+            }
+        }
+        return free;
+    }
+
+    /// <summary>Pages a backup carries: every page below the next page number but the two file headers and the pages marked free.</summary>
+    private static bool Included(long page, ulong[] free) => page >= 2 && (free[page >> 6] & (1UL << (int)(page & 63))) == 0;
 }

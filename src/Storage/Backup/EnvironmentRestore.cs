@@ -116,6 +116,8 @@ internal static class EnvironmentRestore
                         $"(at transaction {report.TransactionId}): " + string.Join("; ", report.Problems.Where(p => p.Severity == ProblemSeverity.Error).Take(3)), fullName);
                 }
             }
+            // An empty target directory (checked above) gives way to the restored one.
+            if (Directory.Exists(target)) Directory.Delete(target, recursive: false);
             FileIo.Rename(temporary, target, faults: null, isDirectory: true);
             FileIo.SyncParent(target, faults: null);
             return new RestoreResult(target, last, pages, bytes, Stopwatch.GetElapsedTime(started));

@@ -101,6 +101,13 @@ internal sealed unsafe class TransactionCheckSource : ICheckSource, IDisposable
         return true;
     }
 
+    /// <summary>The version of the page (or of the run that starts there) the snapshot sees, when it is in memory (not yet in the data file).</summary>
+    public bool TryGetVersionInMemory(long pageNumber, out byte* version, out int pageCount) => TryGetVersion(pageNumber, out version, out pageCount);
+
+    /// <summary>The data file's bytes of the page, as the snapshot sees them (the caller knows no newer version is in memory).</summary>
+    public bool TryReadFromDataFile(long pageNumber, Span<byte> destination, out string? problem) =>
+        IsInState(pageNumber, out problem) && TryReadMapped(pageNumber, destination, out problem);
+
     private bool TryGetVersion(long pageNumber, out byte* version, out int pageCount)
     {
         if (!_pageTable.IsEmpty && _pageTable.TryGetPage(pageNumber, _state.TransactionId, out version, out pageCount)) return true;

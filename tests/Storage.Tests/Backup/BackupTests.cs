@@ -66,7 +66,8 @@ public sealed class A_full_backup
 
         var reports = new List<BackupProgress>();
         var backups = new List<(BackupResult Result, byte[] Bytes)>();
-        for (var b = 0; b < 3; b++)
+        // At least three, and on until the writer's commits show between the first and the last.
+        while (backups.Count < 3 || (backups[^1].Result.TransactionId == backups[0].Result.TransactionId && backups.Count < 10_000))
         {
             using var stream = new MemoryStream();
             var result = await env.BackupAsync(stream, new SynchronousProgress<BackupProgress>(reports.Add), TestContext.Current.CancellationToken);
@@ -78,7 +79,8 @@ public sealed class A_full_backup
         Assert.True(backups[^1].Result.TransactionId > backups[0].Result.TransactionId, "the writer committed while the backups were taken");
         Assert.Equal(reports[^1].PagesTotal, reports[^1].PagesWritten);
 
-        foreach (var (result, bytes) in backups)
+        var distinct = backups.DistinctBy(b => b.Result.TransactionId).ToList();
+        foreach (var (result, bytes) in new[] { distinct[0], distinct[distinct.Count / 2], distinct[^1] }.DistinctBy(b => b.Result.TransactionId))
         {
             var target = dir.Combine($"restored-{result.TransactionId}");
             var restored = await StorageEnvironment.RestoreAsync(new MemoryStream(bytes), target, cancellationToken: TestContext.Current.CancellationToken);
@@ -188,6 +190,21 @@ public sealed class A_full_backup
             Assert.Equal(StorageErrorCode.Corrupted, error.ErrorCode);
             AssertNothingLeft(dir.Path, "restored");
         }
+    }
+
+    [Fact]
+    public async Task An_empty_target_directory_is_restored_into()
+    {
+        using var dir = new TempDirectory();
+        using var stream = new MemoryStream();
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            for (var i = 1; i <= 50; i++) Commit(env, i);
+            await env.BackupAsync(stream, cancellationToken: TestContext.Current.CancellationToken);
+        }
+        Directory.CreateDirectory(dir.Combine("empty"));
+        var restored = await StorageEnvironment.RestoreAsync(new MemoryStream(stream.ToArray()), dir.Combine("empty"), cancellationToken: TestContext.Current.CancellationToken);
+        AssertHolds(dir.Combine("empty"), restored.TransactionId);
     }
 
     [Fact]
