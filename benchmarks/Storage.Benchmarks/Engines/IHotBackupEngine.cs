@@ -12,8 +12,8 @@ internal interface IHotBackupEngine : IEngine
     string? TransactionName { get; }
 
     /// <summary>
-    /// Restores <paramref name="backup"/> into the empty directory <paramref name="targetDirectory"/> with the engine's own
-    /// restore, so that the engine opens it there; the caller then syncs the directory.
+    /// Restores <paramref name="backup"/> into <paramref name="targetDirectory"/>, which does not exist yet, with the
+    /// engine's own restore, so that the engine opens it there; the caller then syncs the directory.
     /// </summary>
     RestoredBackup Restore(EngineBackup backup, string targetDirectory);
 
