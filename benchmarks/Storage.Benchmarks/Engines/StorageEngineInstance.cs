@@ -103,7 +103,7 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance, IHotBackup
         return new EngineBackup(directory, result.TransactionId,
         [
             new("backup: pages / stream bytes", $"{Format.Count(result.Pages)} / {Format.Bytes(result.Bytes)}"),
-            new("backup: seconds as it reports them", Format.Seconds(result.Duration.TotalSeconds)),
+            new("backup: seconds as it reports them (before its file is synced)", Format.Seconds(result.Duration.TotalSeconds)),
         ]);
     }
 
