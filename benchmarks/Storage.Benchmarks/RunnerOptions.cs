@@ -11,7 +11,7 @@ internal sealed record RunnerOptions
         usage: Storage.Benchmarks [--workloads [W1,W1-held-reader,W2,...]] [--engines storage,lmdb,sqlite,rocksdb] [--quick] [--keep] [--timeout-s N]
                Storage.Benchmarks --bdn [BenchmarkDotNet arguments, e.g. --filter '*']
 
-          --workloads   which workloads to run (default: all: W1,W1-held-reader,W2,W3,W4,W5,W6,W7,W8,W9,W10)
+          --workloads   which workloads to run (default: all: W1,W1-held-reader,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11)
           --engines     which engines to compare (default: all)
           --quick       divide transaction and get counts by 10
           --keep        keep the engines' directories under results/tmp

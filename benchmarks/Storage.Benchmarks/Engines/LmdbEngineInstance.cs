@@ -7,9 +7,12 @@ namespace Storage.Benchmarks.Engines;
 /// <summary>
 /// An LMDB environment with default (durable: synced at every commit) flags and one named database.
 /// </summary>
-internal sealed class LmdbEngineInstance : IEngineInstance
+internal sealed class LmdbEngineInstance : IHotBackupInstance
 {
     public const string DatabaseName = "kv";
+
+    /// <summary>LMDB's one data file in its directory.</summary>
+    public const string DataFileName = "data.mdb";
 
     // The map is reserved address space, not disk: the file grows with the data. 64 GiB, because a reader held
     // across W1's commits keeps LMDB from reusing the pages they free, and W1-held-reader outgrew 4 GiB.
@@ -47,6 +50,26 @@ internal sealed class LmdbEngineInstance : IEngineInstance
             _environment.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// A hot copy through <c>mdb_env_copy2</c>: LMDB copies the data file as one read transaction sees it (every page up
+    /// to the last in use, free ones too, as the plain copy does), while write transactions go on.
+    /// </summary>
+    public EngineBackup Backup(string directory)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        Directory.CreateDirectory(directory);
+        _environment.CopyTo(directory, compact: false).ThrowOnError();
+        return new EngineBackup(directory, null, []);
+    }
+
+    /// <summary>The last committed transaction id of the environment in <paramref name="directory"/>, opened read-only.</summary>
+    public static long LastTransactionId(string directory)
+    {
+        using var environment = new LightningEnvironment(directory, new EnvironmentConfiguration { MapSize = MapSizeBytes, MaxDatabases = MaxDatabases });
+        environment.Open(EnvironmentOpenFlags.ReadOnly);
+        return environment.Info.LastTransactionId;
     }
 
     /// <summary>The version of the liblmdb LightningDB runs on (loading it).</summary>

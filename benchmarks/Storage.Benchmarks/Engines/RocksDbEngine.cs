@@ -6,7 +6,7 @@ namespace Storage.Benchmarks.Engines;
 /// RocksDB through RocksDbSharp (the RocksDB package, which carries its own native librocksdb): default options but
 /// for create_if_missing, WAL on, and every durable write synced.
 /// </summary>
-internal sealed class RocksDbEngine : IEngine
+internal sealed class RocksDbEngine : IHotBackupEngine
 {
     private static readonly Lazy<string?> s_unavailableReason = new(RocksDbEngineInstance.Probe);
 
@@ -18,4 +18,16 @@ internal sealed class RocksDbEngine : IEngine
     public string? UnavailableReason => s_unavailableReason.Value;
 
     public IEngineInstance Open(string directory, CommitMode mode = CommitMode.Durable) => new RocksDbEngineInstance(directory, mode);
+
+    public string BackupMethod => "the backup engine (memtable flushed first, files copied and synced); restore: restore_db_from_latest_backup";
+
+    public string? TransactionName => "last sequence number (one per put)";
+
+    public RestoredBackup Restore(EngineBackup backup, string targetDirectory)
+    {
+        RocksDbEngineInstance.RestoreLatestBackup(backup.Directory, targetDirectory);
+        return new RestoredBackup(null, []);
+    }
+
+    public long? RestoredTransaction(string directory) => RocksDbEngineInstance.LastSequenceNumber(directory);
 }

@@ -8,7 +8,7 @@ namespace Storage.Benchmarks.Engines;
 /// One SQLite database in WAL mode with synchronous=FULL (every commit fsyncs the WAL), written through
 /// prepared statements that are reused for every transaction.
 /// </summary>
-internal sealed class SqliteEngineInstance : IEngineInstance
+internal sealed class SqliteEngineInstance : IHotBackupInstance
 {
     public const string FileName = "kv.db";
 
@@ -118,6 +118,27 @@ internal sealed class SqliteEngineInstance : IEngineInstance
     }
 
     public IReadOnlyList<Figure> Counters() => [];
+
+    /// <summary>
+    /// SQLite's online backup API from a connection of its own, in one step (<c>sqlite3_backup_step(-1)</c>): one read
+    /// transaction of the WAL database, so writers on other connections go on; the copy is a database file of its own.
+    /// </summary>
+    public EngineBackup Backup(string directory)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        Directory.CreateDirectory(directory);
+        using var source = new SqliteConnection(_connectionString);
+        using var destination = new SqliteConnection(new SqliteConnectionStringBuilder
+        {
+            DataSource = Path.Combine(directory, FileName),
+            Mode = SqliteOpenMode.ReadWriteCreate,
+            Pooling = false,
+        }.ToString());
+        source.Open();
+        destination.Open();
+        source.BackupDatabase(destination);
+        return new EngineBackup(directory, null, []);
+    }
 
     public void Dispose()
     {

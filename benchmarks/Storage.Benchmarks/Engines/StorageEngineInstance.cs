@@ -5,7 +5,7 @@ using Storage.Benchmarks.Reporting;
 namespace Storage.Benchmarks.Engines;
 
 /// <summary>An open <see cref="StorageEnvironment"/> with one tree, recording every commit's and flush's figures.</summary>
-internal sealed class StorageEngineInstance : IMergingEngineInstance
+internal sealed class StorageEngineInstance : IMergingEngineInstance, IHotBackupInstance
 {
     public const string TreeName = "kv";
 
@@ -95,6 +95,17 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance
     }
 
     public IEngineReader BeginRead() => new StorageEngineReader(_environment);
+
+    /// <summary>The environment's full hot backup: one file, <c>full-&lt;transaction&gt;.storage-backup</c>, written and synced.</summary>
+    public EngineBackup Backup(string directory)
+    {
+        var result = _environment.BackupAsync(directory).GetAwaiter().GetResult();
+        return new EngineBackup(directory, result.TransactionId,
+        [
+            new("backup: pages / stream bytes", $"{Format.Count(result.Pages)} / {Format.Bytes(result.Bytes)}"),
+            new("backup: seconds as it reports them (before its file is synced)", Format.Seconds(result.Duration.TotalSeconds)),
+        ]);
+    }
 
     public IEngineWriter CreateWriter() => new Writer(_environment, _durability);
 

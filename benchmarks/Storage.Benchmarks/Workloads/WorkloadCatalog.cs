@@ -21,6 +21,7 @@ internal static class WorkloadCatalog
         new ColdMultiget(),
         new ColdMultigetLarge(),
         new Churn(),
+        new HotBackup(),
     ];
 
     public static IWorkload? Find(string id) =>
