@@ -35,7 +35,7 @@ internal static class JournalsCommand
         // A directory another process has open changes while it is read: a journal entry being written looks torn or
         // damaged, a file switched or retired goes missing. There a finding counts only when the same one is found
         // again by later reads, as the check does (EnvironmentSnapshot.LiveConfirmations in a row).
-        var view = Read(directory);
+        var view = ReadSettled(directory);
         var attempts = 1;
         var runs = new Dictionary<string, int>();
         void Count(View v)
@@ -46,7 +46,7 @@ internal static class JournalsCommand
         Count(view);
         while (view.OpenElsewhere && view.Damage.Count > 0 && attempts < EnvironmentSnapshot.MaxLiveAttempts && !runs.Values.Any(r => r >= EnvironmentSnapshot.LiveConfirmations))
         {
-            view = Read(directory);
+            view = ReadSettled(directory);
             attempts++;
             Count(view);
         }
@@ -95,6 +95,25 @@ internal static class JournalsCommand
         return confirmed ? Cli.Problems : Cli.Ok;
     }
 
+    /// <summary>
+    /// <see cref="Read"/>, again when a file of a directory another process has open went away under it (retired between
+    /// listing and reading), up to <see cref="EnvironmentSnapshot.MaxLiveAttempts"/> times.
+    /// </summary>
+    private static View ReadSettled(string directory)
+    {
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return Read(directory);
+            }
+            catch (Exception e) when (e is StorageException or IOException && attempt < EnvironmentSnapshot.MaxLiveAttempts && EnvironmentSnapshot.IsLocked(directory))
+            {
+                // Moved on under the read: read again.
+            }
+        }
+    }
+
     /// <summary>One read of the journal: the snapshot's walk and every file's summary. A file of a live environment retired while it was read is left out.</summary>
     private static View Read(string directory)
     {
@@ -106,7 +125,7 @@ internal static class JournalsCommand
             {
                 files.Add(Summarize(number, path, snapshot.Header.EnvironmentId));
             }
-            catch (Exception e) when (snapshot.OpenElsewhere && e is InspectionException or IOException && !File.Exists(path))
+            catch (Exception e) when (snapshot.OpenElsewhere && e is InspectionException or IOException or StorageException && !File.Exists(path))
             {
                 // Retired (deleted or renamed) by the process that has the environment open, after it was listed.
             }
