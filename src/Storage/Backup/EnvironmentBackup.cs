@@ -30,6 +30,8 @@ internal static class EnvironmentBackup
         var started = Stopwatch.GetTimestamp();
         using var transaction = environment.BeginRead();
         using var source = new TransactionCheckSource(environment, transaction);
+        // Pages in the data file are read with one positional read per stretch: cheaper than faulting them in through the map.
+        using var dataFile = File.OpenHandle(environment.DataFile.Path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite | FileShare.Delete);
         var next = source.NextPageNumber;
         var free = ReadFreePages(source, environment.DataFile.Path);
         var total = 0L;
@@ -53,13 +55,23 @@ internal static class EnvironmentBackup
             }
             var first = page2;
             var count = 0;
+            var fileStretch = -1; // the first page of the current stretch to read from the data file, in this block
             while (page2 < next && count < BackupFormat.MaxPagesPerBlock && Included(page2, free))
             {
                 var destination = buffer.AsSpan(BackupFormat.BlockHeaderBytes + count * PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-                ReadPage(source, page2, destination, ref run, environment.DataFile.Path);
+                if (ReadPageFromMemory(source, page2, destination, ref run))
+                {
+                    if (fileStretch >= 0) ReadStretch(dataFile, environment.DataFile.Path, buffer, first, fileStretch, count, source);
+                    fileStretch = -1;
+                }
+                else if (fileStretch < 0)
+                {
+                    fileStretch = count;
+                }
                 count++;
                 page2++;
             }
+            if (fileStretch >= 0) ReadStretch(dataFile, environment.DataFile.Path, buffer, first, fileStretch, count, source);
             cancellationToken.ThrowIfCancellationRequested();
             var blockLength = BackupFormat.BlockHeaderBytes + count * PageLayout.PageSizeBytes;
             var crc = BackupFormat.WriteBlockHeader(buffer, blocks, first, count, buffer.AsSpan(BackupFormat.BlockHeaderBytes, count * PageLayout.PageSizeBytes));
@@ -83,24 +95,31 @@ internal static class EnvironmentBackup
         public int PagesLeft;
     }
 
-    /// <summary>The snapshot's version of <paramref name="page"/>: from a run in memory being copied, a version in memory, or the data file.</summary>
-    private static unsafe void ReadPage(TransactionCheckSource source, long page, Span<byte> destination, ref MemoryRun run, string dataPath)
+    /// <summary>Copies the snapshot's version of <paramref name="page"/> when it is in memory (a run being copied, or a version); false when it is the data file's.</summary>
+    private static unsafe bool ReadPageFromMemory(TransactionCheckSource source, long page, Span<byte> destination, ref MemoryRun run)
     {
         if (run.PagesLeft == 0 && source.TryGetVersionInMemory(page, out var version, out var pageCount))
         {
             run.Next = version;
             run.PagesLeft = pageCount;
         }
-        if (run.PagesLeft > 0)
+        if (run.PagesLeft == 0) return false;
+        new ReadOnlySpan<byte>(run.Next, PageLayout.PageSizeBytes).CopyTo(destination);
+        run.Next += PageLayout.PageSizeBytes;
+        run.PagesLeft--;
+        return true;
+    }
+
+    /// <summary>Reads the block's pages [<paramref name="from"/>, <paramref name="to"/>) from the data file in one positional read.</summary>
+    private static void ReadStretch(Microsoft.Win32.SafeHandles.SafeFileHandle dataFile, string dataPath, byte[] buffer, long firstPage, int from, int to, TransactionCheckSource source)
+    {
+        var span = buffer.AsSpan(BackupFormat.BlockHeaderBytes + from * PageLayout.PageSizeBytes, (to - from) * PageLayout.PageSizeBytes);
+        var offset = (firstPage + from) * (long)PageLayout.PageSizeBytes;
+        var read = Platform.FileIo.Read(dataFile, dataPath, span, offset);
+        if (read < span.Length)
         {
-            new ReadOnlySpan<byte>(run.Next, PageLayout.PageSizeBytes).CopyTo(destination);
-            run.Next += PageLayout.PageSizeBytes;
-            run.PagesLeft--;
-            return;
-        }
-        if (!source.TryReadFromDataFile(page, destination, out var problem))
-        {
-            throw new StorageCorruptedException($"Page {page} of transaction {source.TransactionId} could not be read for the backup: {problem}", dataPath, page);
+            throw new StorageCorruptedException(
+                $"Pages {firstPage + from}-{firstPage + to - 1} of transaction {source.TransactionId} could not be read for the backup: the data file ends at byte {offset + read}", dataPath, firstPage + from);
         }
     }
 
