@@ -176,25 +176,16 @@ internal static class EnvironmentRestore
             while (true)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                var at = Position;
-                var read = await FillAsync(_block.AsMemory(0, 8), cancellationToken).ConfigureAwait(false);
-                if (read < 8) throw Corrupt($"{name} ends at byte {at + read} without its trailer: the backup is incomplete (cancelled or cut short)", at + read);
-                if (BackupFormat.IsTrailer(_block))
+                var (trailer, at) = await ReadPartStartAsync("block", blocks, cancellationToken).ConfigureAwait(false);
+                if (trailer is { } t)
                 {
-                    read = await FillAsync(_block.AsMemory(8, BackupFormat.TrailerBytes - 8), cancellationToken).ConfigureAwait(false);
-                    if (read < BackupFormat.TrailerBytes - 8) throw Corrupt($"{name} ends inside its trailer", at + 8 + read);
-                    var trailer = BackupFormat.ReadTrailer(_block);
-                    if (!trailer.Ok) throw Corrupt($"the trailer of {name} is damaged (its checksum does not match)", at);
-                    if (trailer.Blocks != blocks || trailer.Pages != pages || trailer.BlockCrcs != Crc32C.Finish(blockCrcs))
+                    if (t.Blocks != blocks || t.Pages != pages || t.BlockCrcs != Crc32C.Finish(blockCrcs))
                     {
-                        throw Corrupt($"the trailer of {name} says {trailer.Blocks} blocks of {trailer.Pages} pages, but {blocks} blocks of {pages} pages were read, or their checksums differ: blocks are missing or out of place", at);
+                        throw Corrupt($"the trailer of {name} says {t.Blocks} blocks of {t.Pages} pages, but {blocks} blocks of {pages} pages were read, or their checksums differ: blocks are missing or out of place", at);
                     }
-                    Position = at + BackupFormat.TrailerBytes;
-                    if (await FillAsync(_block.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) != 0) throw Corrupt($"{name} goes on after its trailer", Position);
+                    await EndAsync(cancellationToken).ConfigureAwait(false);
                     return pages;
                 }
-                read = await FillAsync(_block.AsMemory(8, BackupFormat.BlockHeaderBytes - 8), cancellationToken).ConfigureAwait(false);
-                if (read < BackupFormat.BlockHeaderBytes - 8) throw Corrupt($"{name} ends inside the header of block {blocks}", at + 8 + read);
                 var block = BackupFormat.ReadBlockHeader(_block);
                 if (!block.MagicOk) throw Corrupt($"{name} has no block or trailer where block {blocks} should start: damaged, or not a backup stream from here on", at);
                 if (block.PageCount is < 1 or > BackupFormat.MaxPagesPerBlock || block.Sequence != blocks
@@ -204,7 +195,7 @@ internal static class EnvironmentRestore
                         $"where pages from {nextFree} below {header.NextPageNumber} were expected", at);
                 }
                 var length = block.PageCount * PageLayout.PageSizeBytes;
-                read = await FillAsync(_block.AsMemory(BackupFormat.BlockHeaderBytes, length), cancellationToken).ConfigureAwait(false);
+                var read = await FillAsync(_block.AsMemory(BackupFormat.BlockHeaderBytes, length), cancellationToken).ConfigureAwait(false);
                 if (read < length) throw Corrupt($"{name} ends inside block {blocks} (page {block.FirstPage + read / PageLayout.PageSizeBytes})", at + BackupFormat.BlockHeaderBytes + read);
                 var data = _block.AsMemory(BackupFormat.BlockHeaderBytes, length);
                 if (BackupFormat.BlockCrc(_block, data.Span) != block.Crc) throw Corrupt($"block {blocks} of {name} (pages {block.FirstPage}-{block.FirstPage + block.PageCount - 1}) is damaged: its checksum does not match", at);
@@ -236,25 +227,16 @@ internal static class EnvironmentRestore
             while (true)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                var at = Position;
-                var read = await FillAsync(_block.AsMemory(0, 8), cancellationToken).ConfigureAwait(false);
-                if (read < 8) throw Corrupt($"{name} ends at byte {at + read} without its trailer: the backup is incomplete (cancelled or cut short)", at + read);
-                if (BackupFormat.IsTrailer(_block))
+                var (trailer, at) = await ReadPartStartAsync("entry", blocks, cancellationToken).ConfigureAwait(false);
+                if (trailer is { } t)
                 {
-                    read = await FillAsync(_block.AsMemory(8, BackupFormat.TrailerBytes - 8), cancellationToken).ConfigureAwait(false);
-                    if (read < BackupFormat.TrailerBytes - 8) throw Corrupt($"{name} ends inside its trailer", at + 8 + read);
-                    var trailer = BackupFormat.ReadTrailer(_block);
-                    if (!trailer.Ok) throw Corrupt($"the trailer of {name} is damaged (its checksum does not match)", at);
-                    if (trailer.Blocks != blocks || trailer.BlockCrcs != Crc32C.Finish(blockCrcs) || header.BaseTransactionId + blocks != header.TransactionId)
+                    if (t.Blocks != blocks || t.BlockCrcs != Crc32C.Finish(blockCrcs) || header.BaseTransactionId + blocks != header.TransactionId)
                     {
-                        throw Corrupt($"the trailer of {name} says {trailer.Blocks} entries, but {blocks} were read (transactions {header.BaseTransactionId + 1}-{header.TransactionId} expected), or their checksums differ: entries are missing or out of place", at);
+                        throw Corrupt($"the trailer of {name} says {t.Blocks} entries, but {blocks} were read (transactions {header.BaseTransactionId + 1}-{header.TransactionId} expected), or their checksums differ: entries are missing or out of place", at);
                     }
-                    Position = at + BackupFormat.TrailerBytes;
-                    if (await FillAsync(_block.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) != 0) throw Corrupt($"{name} goes on after its trailer", Position);
+                    await EndAsync(cancellationToken).ConfigureAwait(false);
                     return last;
                 }
-                read = await FillAsync(_block.AsMemory(8, BackupFormat.BlockHeaderBytes - 8), cancellationToken).ConfigureAwait(false);
-                if (read < BackupFormat.BlockHeaderBytes - 8) throw Corrupt($"{name} ends inside the header of entry {blocks}", at + 8 + read);
                 var block = BackupFormat.ReadBlockHeader(_block, BackupFormat.EntryMagic);
                 var transaction = block.FirstPage;
                 if (!block.MagicOk) throw Corrupt($"{name} has no entry or trailer where entry {blocks} should start: damaged, or not an incremental backup from here on", at);
@@ -265,7 +247,7 @@ internal static class EnvironmentRestore
                         $"where transaction {header.BaseTransactionId + blocks + 1} was expected", at);
                 }
                 if (entry.Length < block.PageCount) entry = new byte[Math.Max(block.PageCount, entry.Length * 2)];
-                read = await FillAsync(entry.AsMemory(0, block.PageCount), cancellationToken).ConfigureAwait(false);
+                var read = await FillAsync(entry.AsMemory(0, block.PageCount), cancellationToken).ConfigureAwait(false);
                 if (read < block.PageCount) throw Corrupt($"{name} ends inside entry {blocks} (transaction {transaction})", at + BackupFormat.BlockHeaderBytes + read);
                 var data = entry.AsMemory(0, block.PageCount);
                 if (BackupFormat.BlockCrc(_block, data.Span) != block.Crc) throw Corrupt($"entry {blocks} of {name} (transaction {transaction}) is damaged: its checksum does not match", at);
@@ -278,6 +260,34 @@ internal static class EnvironmentRestore
                 blocks++;
                 Position = at + BackupFormat.BlockHeaderBytes + block.PageCount;
             }
+        }
+
+        /// <summary>
+        /// Reads the start of the next part: a trailer (read whole and checked on its own: returned) or a block's header
+        /// (left in the buffer: null). Returns where the part starts too.
+        /// </summary>
+        private async Task<((bool Ok, long Blocks, long Pages, uint BlockCrcs)? Trailer, long At)> ReadPartStartAsync(string part, long index, CancellationToken cancellationToken)
+        {
+            var at = Position;
+            var read = await FillAsync(_block.AsMemory(0, 8), cancellationToken).ConfigureAwait(false);
+            if (read < 8) throw Corrupt($"{name} ends at byte {at + read} without its trailer: the backup is incomplete (cancelled or cut short)", at + read);
+            if (BackupFormat.IsTrailer(_block))
+            {
+                read = await FillAsync(_block.AsMemory(8, BackupFormat.TrailerBytes - 8), cancellationToken).ConfigureAwait(false);
+                if (read < BackupFormat.TrailerBytes - 8) throw Corrupt($"{name} ends inside its trailer", at + 8 + read);
+                var trailer = BackupFormat.ReadTrailer(_block);
+                if (!trailer.Ok) throw Corrupt($"the trailer of {name} is damaged (its checksum does not match)", at);
+                return (trailer, at);
+            }
+            read = await FillAsync(_block.AsMemory(8, BackupFormat.BlockHeaderBytes - 8), cancellationToken).ConfigureAwait(false);
+            if (read < BackupFormat.BlockHeaderBytes - 8) throw Corrupt($"{name} ends inside the header of {part} {index}", at + 8 + read);
+            return (null, at);
+        }
+
+        /// <summary>After the trailer: the stream must end.</summary>
+        private async Task EndAsync(CancellationToken cancellationToken)
+        {
+            if (await FillAsync(_block.AsMemory(0, 1), cancellationToken).ConfigureAwait(false) != 0) throw Corrupt($"{name} goes on after its trailer", Position - 1);
         }
 
         /// <summary>The largest entry a backup may carry (the journal's own limit is far below it).</summary>
