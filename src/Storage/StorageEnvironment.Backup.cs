@@ -111,7 +111,7 @@ public sealed partial class StorageEnvironment
     /// <paramref name="afterTransactionId"/> (the <see cref="BackupResult.TransactionId"/> of the full or incremental
     /// backup before it) up to the last durable one, as the journal stored them. A chain of a full backup and
     /// incremental ones, each after the one before, restores to the end of any link
-    /// (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>).
+    /// (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken, bool)"/>).
     /// </summary>
     /// <remarks>
     /// The entries are read from the journal files still in use and from those kept after their entries reached the
@@ -145,14 +145,20 @@ public sealed partial class StorageEnvironment
     /// transaction (any one from the full backup's to the chain's last). Built beside the target, checked by the
     /// library's checker, then renamed into place; on any failure nothing is left.
     /// </summary>
+    /// <param name="chain">The full backup, then the incremental ones in order.</param>
+    /// <param name="targetDirectory">The new environment's directory: missing or empty.</param>
+    /// <param name="upToTransactionId">The transaction to restore; null for the chain's last.</param>
+    /// <param name="progress">Told how far the full backup's pages are.</param>
+    /// <param name="cancellationToken">Stops the restore, leaving nothing behind.</param>
+    /// <param name="compact">Compact the restored environment before putting it in place: the pages in use move to the front and the file is cut (the backup itself carries only pages in use). The moves are transactions of their own, after the state restored; a compacted restore is not continued by later incremental backups.</param>
     /// <exception cref="StorageCorruptedException">A link is damaged, cut short, out of place or missing: the message says which file and where.</exception>
     public static Task<RestoreResult> RestoreAsync(IReadOnlyList<string> chain, string targetDirectory, long? upToTransactionId = null,
-        IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
+        IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default, bool compact = false)
     {
         ArgumentNullException.ThrowIfNull(chain);
         var links = chain.Select(file => ((Func<Stream>)(() => new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.Asynchronous | FileOptions.SequentialScan)),
             Path.GetFullPath(file))).ToList();
-        return EnvironmentRestore.RestoreChainAsync(links, targetDirectory, upToTransactionId, progress, cancellationToken);
+        return EnvironmentRestore.RestoreChainAsync(links, targetDirectory, upToTransactionId, progress, cancellationToken, compact: compact);
     }
 
     /// <summary>Writes a backup file under a temporary name, syncs it, and renames it to <paramref name="name"/>'s answer; deletes it on failure.</summary>
@@ -188,14 +194,25 @@ public sealed partial class StorageEnvironment
     /// Restores the continuous archive in <paramref name="archiveDirectory"/> (<see cref="StorageOptions.ArchiveDirectory"/>)
     /// into <paramref name="targetDirectory"/>: the state of <paramref name="upToTransactionId"/>, or of the newest
     /// transaction the archive reached. The newest base at or before it and the incremental files after that base are
-    /// restored as a chain (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>).
+    /// restored as a chain (<see cref="RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken, bool)"/>).
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The archive does not reach <paramref name="upToTransactionId"/>, or has no base before it.</exception>
     public static Task<RestoreResult> RestoreFromArchiveAsync(string archiveDirectory, string targetDirectory, long? upToTransactionId = null,
         IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(archiveDirectory);
-        var chain = Archiver.ChainFor(archiveDirectory, upToTransactionId);
-        return RestoreAsync(chain, targetDirectory, upToTransactionId, progress, cancellationToken);
+        return RestoreAsync(ArchiveChain(archiveDirectory, upToTransactionId), targetDirectory, upToTransactionId, progress, cancellationToken);
+    }
+
+    /// <summary>
+    /// The files of the archive in <paramref name="archiveDirectory"/> that restore <paramref name="upToTransactionId"/>
+    /// (or as far as its newest base's chain goes, when null), in order: the newest base at or before it and the
+    /// incremental files after that base.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The archive does not reach the transaction, or has no base before it.</exception>
+    public static IReadOnlyList<string> ArchiveChain(string archiveDirectory, long? upToTransactionId = null)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(archiveDirectory);
+        return Archiver.ChainFor(archiveDirectory, upToTransactionId);
     }
 }

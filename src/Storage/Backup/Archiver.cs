@@ -7,7 +7,7 @@ namespace Storage.Backup;
 /// The continuous archive (<see cref="StorageOptions.ArchiveDirectory"/>): a full backup as its base, then, every
 /// <see cref="StorageOptions.ArchiveInterval"/>, the entries made durable since as one incremental backup file, so that
 /// the archive directory always holds a chain that restores to any transaction it reached
-/// (<see cref="StorageEnvironment.RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken)"/>).
+/// (<see cref="StorageEnvironment.RestoreAsync(IReadOnlyList{string}, string, long?, IProgress{RestoreProgress}, CancellationToken, bool)"/>).
 /// </summary>
 /// <remarks>
 /// <para>It runs on a thread of its own and never blocks a commit, unless <see cref="StorageOptions.ArchiveMaxLagTransactions"/>

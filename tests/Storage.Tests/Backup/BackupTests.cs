@@ -193,6 +193,62 @@ public sealed class A_full_backup
     }
 
     [Fact]
+    public async Task Carries_only_pages_in_use_and_a_compacting_restore_cuts_the_file_to_them()
+    {
+        using var dir = new TempDirectory();
+        BackupResult backup;
+        long sourceFilePages, freePages;
+        List<string> expected;
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            for (var t = 0; t < 10; t++)
+            {
+                using var tx = env.BeginWrite();
+                var big = tx.OpenOrCreateTree("t");
+                for (var k = 0; k < 3000; k++) big.Put(Encoding.ASCII.GetBytes($"big-{t:D2}-{k:D5}"), Value(k));
+                tx.Commit();
+            }
+            // A tree written after the first, so its pages come after; then the first goes, leaving its pages free
+            // below the second's, in the file's numbering.
+            using (var tx = env.BeginWrite())
+            {
+                var keep = tx.CreateTree("keep");
+                for (var k = 0; k < 300; k++) keep.Put(Encoding.ASCII.GetBytes($"k{k:D4}"), Value(k));
+                tx.Commit();
+            }
+            using (var tx = env.BeginWrite())
+            {
+                tx.DeleteTree("t");
+                tx.Commit();
+            }
+            env.Checkpoint();
+            sourceFilePages = env.GetStats().Space.PagesInUseOrFree;
+            freePages = env.GetStats().Space.FreePages;
+            backup = await env.BackupAsync(dir.Combine("backups"), cancellationToken: TestContext.Current.CancellationToken);
+            using var read = env.BeginRead();
+            expected = read.OpenTree("keep").Prefix([]).ToList().Select(e => Convert.ToHexString(e.Key) + Convert.ToHexString(e.Value)).ToList();
+        }
+        // Every page below the next page number but the free ones and the two file headers.
+        Assert.True(freePages > 20, $"{freePages} free pages");
+        Assert.Equal(sourceFilePages - freePages - 2, backup.Pages);
+
+        await StorageEnvironment.RestoreAsync([backup.Path!], dir.Combine("plain"), cancellationToken: TestContext.Current.CancellationToken);
+        await StorageEnvironment.RestoreAsync([backup.Path!], dir.Combine("compact"), compact: true, cancellationToken: TestContext.Current.CancellationToken);
+        using (var plain = StorageEnvironment.Open(dir.Combine("plain"), TestOptions.Small))
+        using (var compact = StorageEnvironment.Open(dir.Combine("compact"), TestOptions.Small))
+        {
+            Assert.True(compact.GetStats().Space.DataFileBytes < plain.GetStats().Space.DataFileBytes,
+                $"compacted {compact.GetStats().Space.DataFileBytes} bytes against {plain.GetStats().Space.DataFileBytes} (pages {compact.GetStats().Space.PagesInUseOrFree} and {plain.GetStats().Space.PagesInUseOrFree})");
+            using var a = plain.BeginRead();
+            using var b = compact.BeginRead();
+            Assert.Equal(expected, a.OpenTree("keep").Prefix([]).ToList().Select(e => Convert.ToHexString(e.Key) + Convert.ToHexString(e.Value)));
+            Assert.Equal(expected, b.OpenTree("keep").Prefix([]).ToList().Select(e => Convert.ToHexString(e.Key) + Convert.ToHexString(e.Value)));
+            Assert.True(plain.Check().IsConsistent);
+            Assert.True(compact.Check().IsConsistent);
+        }
+    }
+
+    [Fact]
     public async Task An_empty_target_directory_is_restored_into()
     {
         using var dir = new TempDirectory();

@@ -37,6 +37,7 @@ internal static class BackupCommands
         var files = new Argument<string[]>("backup") { Description = "A backup file; or a chain: the full backup, then incremental files in order; or, with --archive, an archive directory.", Arity = ArgumentArity.OneOrMore };
         var toTransaction = new Option<long?>("--to-tx") { Description = "Restore the state of this transaction (from a chain or an archive), not the newest." };
         var archive = new Option<bool>("--archive") { Description = "The backup is a continuous archive directory: its newest base before the transaction and the files after it." };
+        var compact = new Option<bool>("--compact") { Description = "Compact the restored environment: the pages in use move to the front and the file is cut." };
         var json = Cli.JsonOption();
         var command = new Command("restore", "Restores a backup, a chain or an archive into a new directory; the result is checked before it is put in place, and nothing is left behind on failure.")
         {
@@ -44,10 +45,11 @@ internal static class BackupCommands
             files,
             toTransaction,
             archive,
+            compact,
             json,
         };
-        command.SetAction(parse => Restore(parse.GetRequiredValue(files), parse.GetRequiredValue(target), parse.GetValue(toTransaction), parse.GetValue(archive), parse.GetValue(json),
-            parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
+        command.SetAction(parse => Restore(parse.GetRequiredValue(files), parse.GetRequiredValue(target), parse.GetValue(toTransaction), parse.GetValue(archive), parse.GetValue(compact),
+            parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
         return command;
     }
 
@@ -100,7 +102,7 @@ internal static class BackupCommands
         return Cli.Ok;
     }
 
-    private static int Restore(string[] files, string target, long? toTransaction, bool archive, bool json, TextWriter output, TextWriter error)
+    private static int Restore(string[] files, string target, long? toTransaction, bool archive, bool compact, bool json, TextWriter output, TextWriter error)
     {
         if (archive && files.Length != 1) throw new UsageException("--archive takes one archive directory");
         foreach (var file in files)
@@ -109,9 +111,8 @@ internal static class BackupCommands
         }
         var progress = ProgressBar.For(output, error);
         if (progress is not null && !archive && files.Length == 1) progress.TotalBytes = new FileInfo(files[0]).Length;
-        var result = archive
-            ? StorageEnvironment.RestoreFromArchiveAsync(files[0], target, toTransaction, progress).GetAwaiter().GetResult()
-            : StorageEnvironment.RestoreAsync(files, target, toTransaction, progress).GetAwaiter().GetResult();
+        var chain = archive ? StorageEnvironment.ArchiveChain(files[0], toTransaction) : files;
+        var result = StorageEnvironment.RestoreAsync(chain, target, toTransaction, progress, compact: compact).GetAwaiter().GetResult();
         progress?.Clear();
         if (json)
         {
