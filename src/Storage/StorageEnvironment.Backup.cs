@@ -205,6 +205,28 @@ public sealed partial class StorageEnvironment
     }
 
     /// <summary>
+    /// Restores the continuous archive in <paramref name="archiveDirectory"/> to a point in time: the newest transaction
+    /// an archive file had reached when it was taken at or before <paramref name="upToUtc"/>. Every transaction restored
+    /// was durable by then; ones committed in the last <see cref="StorageOptions.ArchiveInterval"/> before it may be in a
+    /// file taken after it, and so not restored. <see cref="RestoreResult.TransactionId"/> says which transaction it is.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">No file of the archive was taken by then.</exception>
+    public static Task<RestoreResult> RestoreFromArchiveAsync(string archiveDirectory, string targetDirectory, DateTime upToUtc,
+        IProgress<RestoreProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(archiveDirectory);
+        var transaction = Archiver.TransactionAt(archiveDirectory, upToUtc);
+        return RestoreAsync(ArchiveChain(archiveDirectory, transaction), targetDirectory, transaction, progress, cancellationToken);
+    }
+
+    /// <summary>The transaction a restore of the archive to <paramref name="upToUtc"/> gives (see <see cref="RestoreFromArchiveAsync(string, string, DateTime, IProgress{RestoreProgress}, CancellationToken)"/>).</summary>
+    public static long ArchiveTransactionAt(string archiveDirectory, DateTime upToUtc)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(archiveDirectory);
+        return Archiver.TransactionAt(archiveDirectory, upToUtc);
+    }
+
+    /// <summary>
     /// The files of the archive in <paramref name="archiveDirectory"/> that restore <paramref name="upToTransactionId"/>
     /// (or as far as its newest base's chain goes, when null), in order: the newest base at or before it and the
     /// incremental files after that base.

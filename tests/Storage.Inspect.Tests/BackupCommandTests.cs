@@ -86,6 +86,10 @@ public class BackupCommandTests
         Assert.Equal(0, Run(out var value, out _, "get", dir.Sub("at-30"), "t", "last"));
         Assert.Equal("30\n", value.ReplaceLineEndings("\n"));
 
+        Assert.Equal(0, Run(out var atTime, out _, "restore", dir.Sub("now"), archive, "--archive", "--to-time", DateTime.UtcNow.ToString("O")));
+        Assert.Contains("restored transaction 60", atTime);
+        Assert.Equal(2, Run(out _, out _, "restore", dir.Sub("bad"), archive, "--to-time", DateTime.UtcNow.ToString("O")));
+
         // A chain with a link left out is a gap the description names.
         var middle = Directory.GetFiles(archive, "incr-*").Order(StringComparer.Ordinal).First();
         File.Delete(middle);

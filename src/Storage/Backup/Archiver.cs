@@ -181,6 +181,31 @@ internal sealed partial class Archiver : IDisposable
     private static partial Regex ArchiveName();
 
     /// <summary>
+    /// The newest transaction an archive file of <paramref name="directory"/> reached when it was taken at or before
+    /// <paramref name="timeUtc"/> (its header says when): every transaction in it was durable by then.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">No file of the archive was taken by then.</exception>
+    public static long TransactionAt(string directory, DateTime timeUtc)
+    {
+        long best = -1;
+        foreach (var file in Directory.EnumerateFiles(directory, "*" + StorageEnvironment.BackupFileExtension))
+        {
+            var match = ArchiveName().Match(Path.GetFileName(file));
+            if (!match.Success) continue;
+            var end = long.Parse(match.Groups["end"].Value, CultureInfo.InvariantCulture);
+            if (end <= best) continue;
+            var header = new byte[BackupFormat.HeaderBytes];
+            using (var stream = new FileStream(file, FileMode.Open, FileAccess.Read, FileShare.Read))
+            {
+                if (stream.ReadAtLeast(header, header.Length, throwOnEndOfStream: false) < header.Length) continue;
+            }
+            if (BackupFormat.TryReadHeader(header, out var parsed, out _) && parsed.TakenAtUtc <= timeUtc.ToUniversalTime()) best = end;
+        }
+        if (best < 0) throw new ArgumentOutOfRangeException(nameof(timeUtc), timeUtc, $"The archive '{directory}' has no file taken at or before {timeUtc.ToUniversalTime():O}.");
+        return best;
+    }
+
+    /// <summary>
     /// The files of <paramref name="directory"/> that restore to <paramref name="transactionId"/> (or, when null, as far
     /// as the newest base's chain goes): the newest base at or before it and the incremental files after it, in order.
     /// </summary>

@@ -90,6 +90,34 @@ public sealed class The_continuous_archive
     }
 
     [Fact]
+    public async Task Restores_to_a_point_in_time_the_last_transaction_shipped_by_then()
+    {
+        using var dir = new TempDirectory();
+        var archive = dir.Combine("archive");
+        var shipped = new List<(DateTime At, long Through)>();
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), Options(archive) with { ArchiveInterval = TimeSpan.FromDays(1) }))
+        {
+            for (var i = 1; i <= 200; i++)
+            {
+                Commit(env, i);
+                if (i % 40 != 0) continue;
+                env.ShipArchiveNow();
+                shipped.Add((DateTime.UtcNow, env.GetStats().Archive.ArchivedThroughTransactionId));
+            }
+        }
+        Assert.Equal([40L, 80, 120, 160, 200], shipped.Select(s => s.Through));
+        foreach (var (at, through) in shipped)
+        {
+            Assert.Equal(through, StorageEnvironment.ArchiveTransactionAt(archive, at));
+            var target = dir.Combine($"at-{through}");
+            var restored = await StorageEnvironment.RestoreFromArchiveAsync(archive, target, at, cancellationToken: TestContext.Current.CancellationToken);
+            Assert.Equal(through, restored.TransactionId);
+            AssertState(target, through);
+        }
+        Assert.Throws<ArgumentOutOfRangeException>(() => StorageEnvironment.ArchiveTransactionAt(archive, new DateTime(2000, 1, 1, 0, 0, 0, DateTimeKind.Utc)));
+    }
+
+    [Fact]
     public async Task Refuses_commits_past_its_lag_bound_only_when_asked()
     {
         using var dir = new TempDirectory();

@@ -37,6 +37,7 @@ internal static class BackupCommands
         var files = new Argument<string[]>("backup") { Description = "A backup file; or a chain: the full backup, then incremental files in order; or, with --archive, an archive directory.", Arity = ArgumentArity.OneOrMore };
         var toTransaction = new Option<long?>("--to-tx") { Description = "Restore the state of this transaction (from a chain or an archive), not the newest." };
         var archive = new Option<bool>("--archive") { Description = "The backup is a continuous archive directory: its newest base before the transaction and the files after it." };
+        var toTime = new Option<DateTime?>("--to-time") { Description = "With --archive: restore the newest transaction an archive file had reached when it was taken at or before this time (ISO 8601; UTC unless it says otherwise)." };
         var compact = new Option<bool>("--compact") { Description = "Compact the restored environment: the pages in use move to the front and the file is cut." };
         var json = Cli.JsonOption();
         var command = new Command("restore", "Restores a backup, a chain or an archive into a new directory; the result is checked before it is put in place, and nothing is left behind on failure.")
@@ -44,11 +45,18 @@ internal static class BackupCommands
             target,
             files,
             toTransaction,
+            toTime,
             archive,
             compact,
             json,
         };
-        command.SetAction(parse => Restore(parse.GetRequiredValue(files), parse.GetRequiredValue(target), parse.GetValue(toTransaction), parse.GetValue(archive), parse.GetValue(compact),
+        command.Validators.Add(result =>
+        {
+            if (result.GetValue(toTime) is not null && (!result.GetValue(archive) || result.GetValue(toTransaction) is not null)) result.AddError("--to-time goes with --archive, and not with --to-tx");
+        });
+        command.SetAction(parse => Restore(parse.GetRequiredValue(files), parse.GetRequiredValue(target),
+            parse.GetValue(toTime) is { } time ? StorageEnvironment.ArchiveTransactionAt(parse.GetRequiredValue(files)[0], time.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(time, DateTimeKind.Utc) : time) : parse.GetValue(toTransaction),
+            parse.GetValue(archive), parse.GetValue(compact),
             parse.GetValue(json), parse.InvocationConfiguration.Output, parse.InvocationConfiguration.Error));
         return command;
     }
