@@ -28,28 +28,33 @@ internal static class IncrementalBackup
         var blockCrcs = Platform.Crc32C.Start(0);
         var expected = afterTransactionId + 1;
         byte[] buffer = [];
-        foreach (var (number, journalPath, retainedPath) in Files(environment))
+        // A file retired meanwhile moves from the journal folder to the kept ones: a pass that finds a file in neither
+        // place goes on with the next, and another pass over a fresh listing picks up where it stopped.
+        for (var pass = 0; pass < 3 && expected <= upTo; pass++)
         {
-            if (expected > upTo) break;
-            using var reader = Open(number, journalPath, retainedPath);
-            if (reader is null) continue;
-            long offset = JournalFileHeader.BlockBytes;
-            while (expected <= upTo && reader.TryReadStored(offset, environment.EnvironmentId, out var entry, out var stored, out var size))
+            foreach (var (number, journalPath, retainedPath) in Files(environment))
             {
-                offset += size;
-                if (entry.TransactionId < expected) continue; // an older entry: of an earlier use of a recycled file
-                if (entry.TransactionId > expected) break;
-                var length = BackupFormat.BlockHeaderBytes + stored.Length;
-                if (buffer.Length < length) buffer = new byte[Math.Max(length, buffer.Length * 2)];
-                stored.CopyTo(buffer.AsSpan(BackupFormat.BlockHeaderBytes));
-                var crc = BackupFormat.WriteBlockHeader(buffer, blocks, entry.TransactionId, stored.Length, buffer.AsSpan(BackupFormat.BlockHeaderBytes, stored.Length), BackupFormat.EntryMagic);
-                cancellationToken.ThrowIfCancellationRequested();
-                await write(buffer.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
-                blockCrcs = BackupFormat.FoldBlockCrc(blockCrcs, crc);
-                blocks++;
-                bytes += length;
-                expected++;
-                progress?.Report(new BackupProgress(expected - afterTransactionId - 1, upTo - afterTransactionId, bytes));
+                if (expected > upTo) break;
+                using var reader = Open(number, journalPath, retainedPath);
+                if (reader is null) continue;
+                long offset = JournalFileHeader.BlockBytes;
+                while (expected <= upTo && reader.TryReadStored(offset, environment.EnvironmentId, out var entry, out var stored, out var size))
+                {
+                    offset += size;
+                    if (entry.TransactionId < expected) continue; // an older entry: of an earlier use of a recycled file, or of an earlier pass
+                    if (entry.TransactionId > expected) break;
+                    var length = BackupFormat.BlockHeaderBytes + stored.Length;
+                    if (buffer.Length < length) buffer = new byte[Math.Max(length, buffer.Length * 2)];
+                    stored.CopyTo(buffer.AsSpan(BackupFormat.BlockHeaderBytes));
+                    var crc = BackupFormat.WriteBlockHeader(buffer, blocks, entry.TransactionId, stored.Length, buffer.AsSpan(BackupFormat.BlockHeaderBytes, stored.Length), BackupFormat.EntryMagic);
+                    cancellationToken.ThrowIfCancellationRequested();
+                    await write(buffer.AsMemory(0, length), cancellationToken).ConfigureAwait(false);
+                    blockCrcs = BackupFormat.FoldBlockCrc(blockCrcs, crc);
+                    blocks++;
+                    bytes += length;
+                    expected++;
+                    progress?.Report(new BackupProgress(expected - afterTransactionId - 1, upTo - afterTransactionId, bytes));
+                }
             }
         }
         if (expected <= upTo)
@@ -83,17 +88,21 @@ internal static class IncrementalBackup
         }
     }
 
+    /// <summary>Opens the file where it is now: kept, or still in the journal folder (tried again in that order, as it may move between the two looks).</summary>
     private static JournalEntryReader? Open(long number, string journalPath, string retainedPath)
     {
-        foreach (var path in new[] { retainedPath, journalPath })
+        for (var attempt = 0; attempt < 2; attempt++)
         {
-            try
+            foreach (var path in new[] { retainedPath, journalPath })
             {
-                if (File.Exists(path)) return new JournalEntryReader(path, number);
-            }
-            catch (StorageException)
-            {
-                // Moved or deleted between the check and the open: the other place, or gone.
+                try
+                {
+                    if (File.Exists(path)) return new JournalEntryReader(path, number);
+                }
+                catch (StorageException)
+                {
+                    // Moved or deleted between the check and the open: the other place, or gone.
+                }
             }
         }
         return null;
