@@ -11,8 +11,8 @@ public sealed record BackupResult(long TransactionId, long Pages, long Bytes, Ti
     /// <summary>For an incremental backup, the transaction it starts after (its base); null for a full one.</summary>
     public long? BaseTransactionId { get; init; }
 
-    /// <summary>For an incremental backup, the transactions it carries (<see cref="TransactionId"/> − <see cref="BaseTransactionId"/>).</summary>
-    public long Transactions { get; init; }
+    /// <summary>For an incremental backup, the transactions it carries (<see cref="TransactionId"/> − <see cref="BaseTransactionId"/>); 0 for a full one.</summary>
+    public long Transactions => BaseTransactionId is { } baseTransaction ? TransactionId - baseTransaction : 0;
 }
 
 /// <summary>How far a backup is.</summary>

@@ -35,7 +35,7 @@ internal static class EnvironmentBackup
         var next = source.NextPageNumber;
         var free = ReadFreePages(source, environment.DataFile.Path);
         var total = 0L;
-        for (var page = 0L; page < next; page++) if (Included(page, free)) total++;
+        for (var p = 0L; p < next; p++) if (Included(p, free)) total++;
         var buffer = new byte[BackupFormat.BlockHeaderBytes + BackupFormat.MaxPagesPerBlock * PageLayout.PageSizeBytes];
         BackupFormat.WriteHeader(buffer, new BackupFormat.Header(environment.EnvironmentId, source.TransactionId, next, source.RootTree,
             FileHeader.CurrentFormatVersion, DateTime.UtcNow));
@@ -44,22 +44,22 @@ internal static class EnvironmentBackup
         var blockCrcs = Platform.Crc32C.Start(0);
         // A version in memory may be a run of pages (an overflow value): its pages are taken from it in turn.
         var run = new MemoryRun();
-        var page2 = 0L;
-        while (page2 < next)
+        var page = 0L;
+        while (page < next)
         {
-            if (!Included(page2, free))
+            if (!Included(page, free))
             {
                 run = default;
-                page2++;
+                page++;
                 continue;
             }
-            var first = page2;
+            var first = page;
             var count = 0;
             var fileStretch = -1; // the first page of the current stretch to read from the data file, in this block
-            while (page2 < next && count < BackupFormat.MaxPagesPerBlock && Included(page2, free))
+            while (page < next && count < BackupFormat.MaxPagesPerBlock && Included(page, free))
             {
                 var destination = buffer.AsSpan(BackupFormat.BlockHeaderBytes + count * PageLayout.PageSizeBytes, PageLayout.PageSizeBytes);
-                if (ReadPageFromMemory(source, page2, destination, ref run))
+                if (ReadPageFromMemory(source, page, destination, ref run))
                 {
                     if (fileStretch >= 0) ReadStretch(dataFile, environment.DataFile.Path, buffer, first, fileStretch, count, source);
                     fileStretch = -1;
@@ -69,7 +69,7 @@ internal static class EnvironmentBackup
                     fileStretch = count;
                 }
                 count++;
-                page2++;
+                page++;
             }
             if (fileStretch >= 0) ReadStretch(dataFile, environment.DataFile.Path, buffer, first, fileStretch, count, source);
             cancellationToken.ThrowIfCancellationRequested();

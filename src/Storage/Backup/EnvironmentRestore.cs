@@ -104,7 +104,7 @@ internal static class EnvironmentRestore
                 {
                     throw new ArgumentOutOfRangeException(nameof(upToTransactionId), upToTransactionId, $"The chain ends at transaction {last}.");
                 }
-                journal.Finish(io);
+                journal.Finish();
             }
             EnvironmentCreator.FinishRestored(temporary, dataPath, io, full.EnvironmentId, full.TransactionId, full.NextPageNumber, full.RootTree,
                 StorageOptions.Default.MinJournalFileSizeBytes, createJournal: links.Count == 1);

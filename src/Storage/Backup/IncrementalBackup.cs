@@ -68,7 +68,7 @@ internal static class IncrementalBackup
         BackupFormat.WriteTrailer(trailer, blocks, blocks, Platform.Crc32C.Finish(blockCrcs));
         await write(trailer, cancellationToken).ConfigureAwait(false);
         bytes += BackupFormat.TrailerBytes;
-        return new BackupResult(upTo, 0, bytes, Stopwatch.GetElapsedTime(started), path) { BaseTransactionId = afterTransactionId, Transactions = blocks };
+        return new BackupResult(upTo, 0, bytes, Stopwatch.GetElapsedTime(started), path) { BaseTransactionId = afterTransactionId };
     }
 
     /// <summary>

@@ -37,7 +37,7 @@ internal sealed unsafe class RestoredJournal : IDisposable
     }
 
     /// <summary>Sizes the file (zeros after the last entry end the replay), writes its header and syncs it.</summary>
-    public void Finish(PlatformIo io)
+    public void Finish()
     {
         var size = Math.Max(AlignedBuffer.AlignUp(_position + JournalBlock.Bytes), 1L << 20);
         size = (size + (1L << 20) - 1) & ~((1L << 20) - 1);
@@ -47,7 +47,6 @@ internal sealed unsafe class RestoredJournal : IDisposable
         JournalFileHeader.Create(_environmentId, EnvironmentCreator.FirstJournalNumber, size, _firstTransactionId, recycled: false).WriteBlock(block.Pointer);
         FileIo.Write(_handle, _path, new ReadOnlySpan<byte>(block.Pointer, JournalFileHeader.BlockBytes), 0, faults: null);
         FileIo.SyncData(_handle, _path, faults: null);
-        GC.KeepAlive(io);
     }
 
     public void Dispose() => _handle.Dispose();

@@ -99,7 +99,7 @@ internal static class EnvironmentOpener
             // The data file's name is the environment's even when something else stands there (the open then says what).
             if (name is StorageEnvironmentNames.LockFile or StorageEnvironmentNames.JournalDirectory or DataFile.FileName or RetainedJournals.DirectoryName) continue;
             if (name == DataFile.FileName + EnvironmentCreator.TemporarySuffix) continue;
-            if (name.StartsWith("scratch-", StringComparison.Ordinal) && name.EndsWith(".spill", StringComparison.Ordinal)) continue;
+            if (Scratch.ScratchFile.IsScratchFileName(name)) continue;
             return entry;
         }
         return null;

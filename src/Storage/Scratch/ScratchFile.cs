@@ -24,6 +24,9 @@ internal sealed unsafe class ScratchFile : IDisposable
 {
     public const string SearchPattern = "scratch-*.spill";
 
+    /// <summary>Whether <paramref name="fileName"/> has the form of a scratch file's name (<see cref="SearchPattern"/>).</summary>
+    public static bool IsScratchFileName(string fileName) => fileName.StartsWith("scratch-", StringComparison.Ordinal) && fileName.EndsWith(".spill", StringComparison.Ordinal);
+
     /// <summary>Bytes mapped and reserved at a time (8,192 pages).</summary>
     public const long SegmentBytes = 64L << 20;
 
