@@ -171,11 +171,15 @@ public sealed partial class StorageEnvironment
         try
         {
             BackupResult result;
-            await using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None, 1 << 16, FileOptions.Asynchronous))
+            // Handed to the device in steps as it is written, so that its sync does not stall the journal's writes.
+            using (var file = new PacedFileWriter(temporary))
             {
-                result = await backup((buffer, token) => file.WriteAsync(buffer, token), cancellationToken).ConfigureAwait(false);
-                await file.FlushAsync(cancellationToken).ConfigureAwait(false);
-                file.Flush(flushToDisk: true);
+                result = await backup((buffer, token) =>
+                {
+                    file.Write(buffer.Span);
+                    return ValueTask.CompletedTask;
+                }, cancellationToken).ConfigureAwait(false);
+                file.Sync();
             }
             var path = Path.Combine(directory, name(result));
             // A file of the same name holds the same transactions of the same environment: the new one replaces it, in one rename.

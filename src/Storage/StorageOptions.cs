@@ -95,6 +95,20 @@ public sealed record StorageOptions
     /// </summary>
     public long ArchiveMaxLagTransactions { get; init; }
 
+    /// <summary>
+    /// The most bytes a second a full backup writes (the archive's bases too); 0 (the default): as fast as it can.
+    /// </summary>
+    /// <remarks>
+    /// <para>A backup written to the disk of the environment shares it with the journal: a commit's durable write makes
+    /// every byte the disk has taken before it durable too, the backup's included. At the disk's full speed, a backup
+    /// there halves commits while it runs; at a fifth of that speed it costs them little. A backup to another disk or
+    /// a network stream needs no limit.</para>
+    /// <para>A slower backup holds its snapshot longer: the pages committed meanwhile stay in scratch until it ends, and
+    /// past <see cref="ScratchBudgetBytes"/> they go to the scratch file, which slows commits as well. Keep the budget
+    /// above what the writers change during a backup.</para>
+    /// </remarks>
+    public long BackupBytesPerSecond { get; init; }
+
     /// <summary>Which I/O backend to write through: the native layer when it loads (the default), or the managed one.</summary>
     public IoBackend IoBackend { get; init; } = IoBackend.Auto;
 
@@ -211,6 +225,8 @@ public sealed record StorageOptions
             throw new ArgumentOutOfRangeException(nameof(ArchiveInterval), ArchiveInterval, "Must be from 1 ms to a day.");
         if (ArchiveMaxLagTransactions < 0)
             throw new ArgumentOutOfRangeException(nameof(ArchiveMaxLagTransactions), ArchiveMaxLagTransactions, "Must be 0 (never refuse commits) or more.");
+        if (BackupBytesPerSecond < 0)
+            throw new ArgumentOutOfRangeException(nameof(BackupBytesPerSecond), BackupBytesPerSecond, "Must be 0 (no limit) or more.");
         if (RetainedJournalBytes < 0)
             throw new ArgumentOutOfRangeException(nameof(RetainedJournalBytes), RetainedJournalBytes, "Must be 0 (keep none) or more.");
         if (FlushInterval < TimeSpan.FromMilliseconds(1) || FlushInterval > TimeSpan.FromDays(1))

@@ -42,6 +42,7 @@ internal static class EnvironmentBackup
         await write(buffer.AsMemory(0, BackupFormat.HeaderBytes), cancellationToken).ConfigureAwait(false);
         long bytes = BackupFormat.HeaderBytes, written = 0, blocks = 0;
         var blockCrcs = Platform.Crc32C.Start(0);
+        var pace = new RateLimit(environment.Options.BackupBytesPerSecond, started);
         // A version in memory may be a run of pages (an overflow value): its pages are taken from it in turn.
         var run = new MemoryRun();
         var page = 0L;
@@ -81,6 +82,7 @@ internal static class EnvironmentBackup
             written += count;
             bytes += blockLength;
             progress?.Report(new BackupProgress(written, total, bytes));
+            await pace.WaitAsync(bytes, cancellationToken).ConfigureAwait(false);
         }
         BackupFormat.WriteTrailer(buffer, blocks, written, Platform.Crc32C.Finish(blockCrcs));
         await write(buffer.AsMemory(0, BackupFormat.TrailerBytes), cancellationToken).ConfigureAwait(false);

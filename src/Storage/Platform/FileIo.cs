@@ -245,20 +245,30 @@ internal static class FileIo
     /// <exception cref="StorageException">A write failed: as for a failed fdatasync (the error is reported once, here).</exception>
     public static void WriteBackInSteps(SafeFileHandle handle, string path, long lengthBytes, long stepBytes)
     {
-        if (!Posix.IsSupported) return;
+        for (long offset = 0; offset < lengthBytes; offset += stepBytes)
+        {
+            if (!WriteBack(handle, path, offset, Math.Min(stepBytes, lengthBytes - offset), wait: true)) return;
+        }
+    }
+
+    /// <summary>
+    /// Hands the dirty pages of a range of a file to the device (Linux <c>sync_file_range</c>), and with
+    /// <paramref name="wait"/> waits until they are written (not durable: an fdatasync still follows). False where the
+    /// call is missing or refused for the file: the fdatasync that follows does the work.
+    /// </summary>
+    /// <exception cref="StorageException">A write failed: as for a failed fdatasync (the error is reported once, here).</exception>
+    public static bool WriteBack(SafeFileHandle handle, string path, long offsetBytes, long lengthBytes, bool wait)
+    {
+        if (!Posix.IsSupported) return false;
         var added = false;
         handle.DangerousAddRef(ref added);
         try
         {
-            var fd = handle.DangerousGetHandle();
-            for (long offset = 0; offset < lengthBytes; offset += stepBytes)
-            {
-                if (Posix.SyncFileRange(fd, offset, Math.Min(stepBytes, lengthBytes - offset), Posix.SyncFileRangeWriteAndWait) == 0) continue;
-                var errno = Marshal.GetLastPInvokeError();
-                // EINVAL, ESPIPE, ENOSYS: not for this file (or kernel); the fdatasync that follows does the work.
-                if (errno is Posix.ErrInvalid or Posix.ErrIllegalSeek or Posix.ErrNotImplemented) return;
-                throw new StorageException(StorageErrorCode.IoFailure, $"Writing back '{path}' failed (errno {errno}).", path, errno);
-            }
+            if (Posix.SyncFileRange(handle.DangerousGetHandle(), offsetBytes, lengthBytes, wait ? Posix.SyncFileRangeWriteAndWait : Posix.SyncFileRangeWrite) == 0) return true;
+            var errno = Marshal.GetLastPInvokeError();
+            // EINVAL, ESPIPE, ENOSYS: not for this file (or kernel).
+            if (errno is Posix.ErrInvalid or Posix.ErrIllegalSeek or Posix.ErrNotImplemented) return false;
+            throw new StorageException(StorageErrorCode.IoFailure, $"Writing back '{path}' failed (errno {errno}).", path, errno);
         }
         finally
         {

@@ -38,6 +38,9 @@ internal static partial class Posix
     /// <summary>SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: write a range's dirty pages out and wait for them.</summary>
     public const uint SyncFileRangeWriteAndWait = 1 | 2 | 4;
 
+    /// <summary>SYNC_FILE_RANGE_WRITE: start writing a range's dirty pages out, without waiting for them.</summary>
+    public const uint SyncFileRangeWrite = 2;
+
     [LibraryImport(LibC, EntryPoint = "sync_file_range", SetLastError = true)]
     public static partial int SyncFileRange(nint fd, long offset, long lengthBytes, uint flags);
 

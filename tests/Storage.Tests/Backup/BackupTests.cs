@@ -281,6 +281,41 @@ public sealed class A_full_backup
         Assert.Equal(["mine.txt"], Directory.GetFileSystemEntries(dir.Combine("busy")).Select(Path.GetFileName));
     }
 
+    [Fact]
+    public async Task Held_to_its_byte_rate_takes_at_least_its_bytes_over_the_rate_and_restores_the_same()
+    {
+        using var dir = new TempDirectory();
+        var source = dir.Combine("source");
+        long bytes;
+        await using (var env = StorageEnvironment.Open(source, TestOptions.Small))
+        {
+            for (var i = 1; i <= 400; i++) Commit(env, i);
+            bytes = (await env.BackupAsync(Stream.Null, cancellationToken: TestContext.Current.CancellationToken)).Bytes;
+        }
+        // A rate that takes a quarter of a second for the whole backup.
+        var rate = bytes * 4;
+        BackupResult result;
+        await using (var env = StorageEnvironment.Open(source, TestOptions.Small with { BackupBytesPerSecond = rate }))
+        {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            result = await env.BackupAsync(dir.Combine("backups"), cancellationToken: TestContext.Current.CancellationToken);
+            // The last block waits until it is due, less the timer's grain it does not wait for.
+            Assert.True(clock.Elapsed >= TimeSpan.FromSeconds((double)result.Bytes / rate) - TimeSpan.FromMilliseconds(3),
+                $"{result.Bytes} bytes at {rate} a second took {clock.Elapsed.TotalMilliseconds} ms");
+        }
+        Assert.Equal(bytes, result.Bytes);
+        await StorageEnvironment.RestoreAsync(result.Path!, dir.Combine("restored"), cancellationToken: TestContext.Current.CancellationToken);
+        AssertHolds(dir.Combine("restored"), 400);
+    }
+
+    [Fact]
+    public void A_negative_byte_rate_is_refused()
+    {
+        using var dir = new TempDirectory();
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => StorageEnvironment.Open(dir.Combine("env"), TestOptions.Small with { BackupBytesPerSecond = -1 }));
+        Assert.Equal(nameof(StorageOptions.BackupBytesPerSecond), error.ParamName);
+    }
+
     private static byte[] Flip(byte[] bytes, int at)
     {
         var copy = (byte[])bytes.Clone();
