@@ -69,6 +69,12 @@ internal static class KillWorkload
     /// <summary>Whether the host compacts in a loop beside its committers.</summary>
     public static bool Compacts(int seed) => seed % 4 < 2;
 
+    /// <summary>On a third of the seeds, the sequential writer pipelines its commits (CommitAsync, up to <see cref="PipelineDepth"/> in flight).</summary>
+    public static bool Pipelines(int seed) => seed % 3 == 1;
+
+    /// <summary>The pipelined writer's commits in flight at most.</summary>
+    public const int PipelineDepth = 8;
+
     /// <summary>The options both sides open the environment with: small journal files, frequent flushes and syncs, so kills land everywhere.</summary>
     public static StorageOptions Options(int seed) => new()
     {

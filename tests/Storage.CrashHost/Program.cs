@@ -121,6 +121,19 @@ static int Loop(string dir, int seed)
             }
         })) { IsBackground = true }.Start();
     }
+    if (KillWorkload.Pipelines(seed))
+    {
+        // One writer, pipelined: each transaction begins as soon as the one before is handed to the journal, up to
+        // KillWorkload.PipelineDepth commits not yet durable; each is acknowledged, in order, once durable.
+        var inFlight = new Queue<(long Transaction, Task Durable)>();
+        for (var i = next; ; i++)
+        {
+            if (inFlight.Count == KillWorkload.PipelineDepth) AcknowledgeDurable(stdout, inFlight.Dequeue());
+            using var tx = env.BeginWrite(TimeSpan.FromMinutes(5));
+            KillWorkload.Write(tx, i);
+            inFlight.Enqueue((i, tx.CommitAsync().AsTask()));
+        }
+    }
     for (var i = next; ; i++)
     {
         using (var tx = env.BeginWrite(TimeSpan.FromMinutes(5)))
@@ -131,6 +144,13 @@ static int Loop(string dir, int seed)
         stdout.WriteLine($"ACK {i}");
         stdout.Flush();
     }
+}
+
+static void AcknowledgeDurable(TextWriter stdout, (long Transaction, Task Durable) commit)
+{
+    commit.Durable.GetAwaiter().GetResult();
+    stdout.WriteLine($"ACK {commit.Transaction}");
+    stdout.Flush();
 }
 
 static int GroupLoop(string dir, int seed)

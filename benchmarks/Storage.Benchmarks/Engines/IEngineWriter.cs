@@ -22,3 +22,16 @@ internal interface IMergingEngineInstance : IEngineInstance
     /// <summary>Submits the batch's puts as one operation to be merged with other callers'; returns once the merged commit is durable.</summary>
     void CommitMerged(KeyValueBatch batch);
 }
+
+/// <summary>
+/// An engine whose commit hands the transaction to the journal and lets the same thread begin the next one before the
+/// durable write returns (W1-pipelined).
+/// </summary>
+internal interface IPipelinedEngineInstance : IEngineInstance
+{
+    /// <summary>
+    /// Writes the batch in one transaction and returns once it is handed to the journal (the batch may then be reused);
+    /// the task completes once the commit is durable, and fails when it cannot be.
+    /// </summary>
+    ValueTask CommitPipelined(KeyValueBatch batch);
+}

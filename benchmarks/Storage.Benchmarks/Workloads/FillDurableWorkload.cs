@@ -29,6 +29,9 @@ internal abstract class FillDurableWorkload : IWorkload
     /// <summary>How commits reach the disk (W1-lazy: acknowledged before durable, one sync at the end).</summary>
     protected virtual CommitMode Mode => CommitMode.Durable;
 
+    /// <summary>Commits one thread keeps in flight through an engine's pipelined commit (W1-pipelined); 0: each commit waited for.</summary>
+    protected virtual int PipelineDepth => 0;
+
     /// <summary>The transactions and puts this workload runs (W5 has its own).</summary>
     protected virtual WorkloadCounts CountsFor(WorkloadCounts run) => run;
 
@@ -46,7 +49,7 @@ internal abstract class FillDurableWorkload : IWorkload
         double seconds;
         try
         {
-            figures = Fill(engine, directory, counts, CreateKeySource(), out seconds, holdReaderForCommits: HeldReaderCommits(counts), mode: Mode);
+            figures = Fill(engine, directory, counts, CreateKeySource(), out seconds, holdReaderForCommits: HeldReaderCommits(counts), mode: Mode, pipelineDepth: PipelineDepth);
         }
         catch
         {
@@ -72,10 +75,12 @@ internal abstract class FillDurableWorkload : IWorkload
     /// <summary>
     /// Runs the fill and returns its figures; also used by W3 to prepare when W1 was not selected. With
     /// <paramref name="holdReaderForCommits"/> above 0, a read transaction is begun before the fill (and before the
-    /// clock starts) and ended after that many commits; the fill goes on without it.
+    /// clock starts) and ended after that many commits; the fill goes on without it. With <paramref name="pipelineDepth"/>
+    /// above 0 and an engine with a pipelined commit, the next transaction begins as soon as the one before is handed to
+    /// the journal, up to that many commits not yet durable; the fill counts when the last is durable.
     /// </summary>
     public static IReadOnlyList<Figure> Fill(IEngine engine, string directory, WorkloadCounts counts, IKeySource keys, out double seconds,
-        Action<IEngineInstance>? afterDispose = null, int holdReaderForCommits = 0, CommitMode mode = CommitMode.Durable)
+        Action<IEngineInstance>? afterDispose = null, int holdReaderForCommits = 0, CommitMode mode = CommitMode.Durable, int pipelineDepth = 0)
     {
         var batch = new KeyValueBatch(counts.PutsPerTransaction);
         var values = new ValueSource();
@@ -90,14 +95,21 @@ internal abstract class FillDurableWorkload : IWorkload
             if (holdReaderForCommits > 0) held = HeldReader.Begin(instance);
             before = DeviceIo.Snapshot();
             clock.Start();
-            for (var tx = 0; tx < counts.Transactions; tx++)
+            if (pipelineDepth > 0 && instance is IPipelinedEngineInstance pipelined)
             {
-                batch.Fill(keys, values, counts.PutsPerTransaction);
-                instance.Commit(batch);
-                if (tx + 1 == holdReaderForCommits)
+                CommitPipelined(pipelined, batch, keys, values, counts, pipelineDepth);
+            }
+            else
+            {
+                for (var tx = 0; tx < counts.Transactions; tx++)
                 {
-                    rssAtRelease = ProcessMemory.RssBytes();
-                    held!.Release();
+                    batch.Fill(keys, values, counts.PutsPerTransaction);
+                    instance.Commit(batch);
+                    if (tx + 1 == holdReaderForCommits)
+                    {
+                        rssAtRelease = ProcessMemory.RssBytes();
+                        held!.Release();
+                    }
                 }
             }
         }
@@ -126,6 +138,12 @@ internal abstract class FillDurableWorkload : IWorkload
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
             new("peak RSS (process)", Format.Bytes(peakRss)),
         };
+        if (pipelineDepth > 0)
+        {
+            figures.Add(new("pipelined", instance is IPipelinedEngineInstance
+                ? $"yes: up to {pipelineDepth} commits in flight from one thread, each counted once durable"
+                : "no: the engine has no commit that returns before it is durable, so this is W1 as it is"));
+        }
         if (holdReaderForCommits > 0)
         {
             figures.Add(new("reader held across commits", Format.Count(Math.Min(holdReaderForCommits, counts.Transactions))));
@@ -134,6 +152,25 @@ internal abstract class FillDurableWorkload : IWorkload
         figures.AddRange(instance.Counters());
         afterDispose?.Invoke(instance);
         return figures;
+    }
+
+    /// <summary>
+    /// The fill through <see cref="IPipelinedEngineInstance.CommitPipelined"/>: each transaction is handed to the journal
+    /// while up to <paramref name="depth"/> - 1 before it may still be waiting for their durable write; returns once every
+    /// one is durable, and throws the first failure.
+    /// </summary>
+    private static void CommitPipelined(IPipelinedEngineInstance instance, KeyValueBatch batch, IKeySource keys, ValueSource values, WorkloadCounts counts, int depth)
+    {
+        var inFlight = new Queue<Task>(depth);
+        for (var tx = 0; tx < counts.Transactions; tx++)
+        {
+            if (inFlight.Count == depth) inFlight.Dequeue().GetAwaiter().GetResult();
+            batch.Fill(keys, values, counts.PutsPerTransaction);
+            var durable = instance.CommitPipelined(batch);
+            if (durable.IsCompletedSuccessfully) continue;
+            inFlight.Enqueue(durable.AsTask());
+        }
+        while (inFlight.Count > 0) inFlight.Dequeue().GetAwaiter().GetResult();
     }
 
     private static void DisposeAfterFailure(IEngineInstance instance)

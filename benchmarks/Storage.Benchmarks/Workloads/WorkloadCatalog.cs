@@ -11,6 +11,7 @@ internal static class WorkloadCatalog
         new FillRandomDurable(),
         new FillRandomHeldReader(),
         new FillRandomLazy(),
+        new FillRandomPipelined(),
         new FillSeqDurable(),
         new ReadRandom(),
         new ReadSeq(),

@@ -123,6 +123,43 @@ public sealed class Group_commit
     }
 
     [Fact]
+    public async Task A_pipelined_writers_failed_write_fails_every_commit_it_has_in_flight_and_poisons_the_environment()
+    {
+        using var dir = new TempDirectory();
+        var gate = new GatedJournalWrites();
+        var env = StorageEnvironment.Open(dir.Path, gate.Options);
+        PutAndCommit(env, "t", ("acknowledged", "yes"));
+
+        // One thread: each transaction begins as soon as the one before is handed to the journal; the first write is
+        // held, then fails.
+        gate.Arm(fail: true);
+        var inFlight = new List<Task<CommitStats>>();
+        for (var i = 0; i < 8; i++)
+        {
+            using var tx = env.BeginWrite(TimeSpan.Zero);
+            tx.OpenTree("t").Put(TestData.Key($"p{i}"), "v"u8);
+            inFlight.Add(tx.CommitAsync(TestContext.Current.CancellationToken).AsTask());
+            if (i == 0) gate.WaitUntilHeld();
+        }
+        Assert.All(inFlight, commit => Assert.False(commit.IsCompleted));
+        gate.Release();
+
+        var first = await Assert.ThrowsAsync<StorageException>(() => inFlight[0]);
+        Assert.Equal(StorageErrorCode.IoFailure, first.ErrorCode);
+        foreach (var later in inFlight.Skip(1))
+        {
+            Assert.Equal(StorageErrorCode.EnvironmentPoisoned, (await Assert.ThrowsAsync<StorageException>(() => later)).ErrorCode);
+        }
+        Assert.Equal(StorageErrorCode.EnvironmentPoisoned, Assert.Throws<StorageException>(() => env.BeginWrite()).ErrorCode);
+        for (var i = 0; i < 8; i++) Assert.Null(GetString(env, "t", $"p{i}"));
+        env.Dispose();
+
+        using var reopened = StorageEnvironment.Open(dir.Path, TestOptions.Small);
+        Assert.Equal("yes", GetString(reopened, "t", "acknowledged"));
+        for (var i = 0; i < 8; i++) Assert.Null(GetString(reopened, "t", $"p{i}"));
+    }
+
+    [Fact]
     public async Task CommitAsync_cancelled_before_its_entry_is_handed_over_rolls_the_transaction_back()
     {
         using var dir = new TempDirectory();
