@@ -86,6 +86,7 @@ internal abstract class FillDurableWorkload : IWorkload
         var values = new ValueSource();
         var instance = engine.Open(directory, mode);
         DeviceIo before;
+        (int Gen0, int Gen1, int Gen2) collectionsBefore;
         long? rssAtRelease = null;
         var clock = new Stopwatch();
         HeldReader? held = null;
@@ -94,6 +95,7 @@ internal abstract class FillDurableWorkload : IWorkload
         {
             if (holdReaderForCommits > 0) held = HeldReader.Begin(instance);
             before = DeviceIo.Snapshot();
+            collectionsBefore = Collections();
             clock.Start();
             if (pipelineDepth > 0 && instance is IPipelinedEngineInstance pipelined)
             {
@@ -123,6 +125,7 @@ internal abstract class FillDurableWorkload : IWorkload
         instance.Dispose();
         clock.Stop();
         var device = DeviceIo.Snapshot().Since(before);
+        var collections = Collections();
         var peakRss = peakReset ? ProcessMemory.PeakRssBytes() : null;
 
         seconds = clock.Elapsed.TotalSeconds;
@@ -137,6 +140,8 @@ internal abstract class FillDurableWorkload : IWorkload
             new("data file size", Format.Bytes(engine.DataFileBytes(directory))),
             new("directory size", Format.Bytes(FileSizes.OfDirectory(directory))),
             new("peak RSS (process)", Format.Bytes(peakRss)),
+            new("garbage collections gen0 / gen1 / gen2 (process)",
+                $"{collections.Gen0 - collectionsBefore.Gen0} / {collections.Gen1 - collectionsBefore.Gen1} / {collections.Gen2 - collectionsBefore.Gen2}"),
         };
         if (pipelineDepth > 0)
         {
@@ -172,6 +177,9 @@ internal abstract class FillDurableWorkload : IWorkload
         }
         while (inFlight.Count > 0) inFlight.Dequeue().GetAwaiter().GetResult();
     }
+
+    /// <summary>The process's garbage collections so far, by generation (a gen2 collection counts in gen0 and gen1 too).</summary>
+    private static (int Gen0, int Gen1, int Gen2) Collections() => (GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
 
     private static void DisposeAfterFailure(IEngineInstance instance)
     {
