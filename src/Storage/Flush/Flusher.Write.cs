@@ -108,6 +108,7 @@ internal sealed partial class Flusher
     {
         _pages.Clear();
         var collected = CollectionsMarshal.AsSpan(_collected);
+        _pages.EnsureCapacity(collected.Length);
         for (var i = 0; i < collected.Length; i++)
         {
             if (collected[i].Dropped) continue;
@@ -139,6 +140,7 @@ internal sealed partial class Flusher
         var maxGap = _port.Options.FlushGapFillBytes / PageLayout.PageSizeBytes;
         if (maxGap <= 0 || _pages.Count < 2 || !Platform.Posix.IsSupported) return 0;
         _withGaps.Clear();
+        _withGaps.EnsureCapacity(2 * _pages.Count);
         long filled = 0;
         for (var i = 0; i < _pages.Count; i++)
         {

@@ -20,7 +20,7 @@ internal sealed partial class Flusher : IDisposable
     private readonly AutoResetEvent _wake = new(false);
     private readonly object _flushLock = new();
     private readonly object _commitsLock = new();
-    private readonly Queue<CommitRecord> _commits = new();
+    private readonly Collections.SegmentedQueue<CommitRecord> _commits = new();
     private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
     private readonly List<FlushCandidate> _collected = [];

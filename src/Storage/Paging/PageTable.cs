@@ -261,6 +261,8 @@ internal sealed class PageTable
     /// </summary>
     public void CollectFlushable(long upToTransactionId, List<FlushCandidate> output)
     {
+        // Grown once to what it may take, not doubled up to it: each step past 85,000 bytes is a large object.
+        output.EnsureCapacity(output.Count + Volatile.Read(ref _pagesWithVersions));
         foreach (var entry in Volatile.Read(ref _slots))
         {
             if (entry is null) continue;
@@ -282,6 +284,7 @@ internal sealed class PageTable
     public void RemoveUpTo(long upToTransactionId, List<FlushCandidate> pages, List<ScratchBuffer> removed)
     {
         Span<bool> onStack = stackalloc bool[64];
+        removed.EnsureCapacity(removed.Count + pages.Count);
         foreach (var candidate in pages)
         {
             lock (_mutate)

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using Storage.Paging;
 
 namespace Storage.Scratch;
@@ -11,7 +10,8 @@ namespace Storage.Scratch;
 /// <remarks>
 /// The writer takes and gives back most buffers (copy-on-write, then pruning at commit): those go
 /// through a stack only the writer touches, so the next copy lands in memory that is still in cache.
-/// Buffers freed on other threads (the flusher) go through a concurrent queue.
+/// Buffers freed on other threads (the flusher) go through a shared stack under a lock, sized once (under the large
+/// object heap's threshold), so that pooling never allocates.
 /// Single native pages come from a <see cref="ScratchArena"/>; those the pool does not keep go back to the kernel in
 /// batches, on the flusher's thread (<see cref="DecommitExcess"/>), never one system call per page on the writer's.
 /// While <see cref="Spilling"/> is on (scratch is past its budget and snapshots keep it there), single pages come
@@ -26,7 +26,8 @@ internal sealed class ScratchPool : IDisposable
 
     private readonly Stack<ScratchBuffer> _writerStack = new();
     private readonly bool _poisonReturned;
-    private readonly ConcurrentQueue<ScratchBuffer> _shared = new();
+    private readonly Stack<ScratchBuffer> _shared = new(MaxPooledPages);
+    private readonly Lock _sharedLock = new();
     private readonly ScratchArena _arena = new();
     private List<ScratchBuffer> _excess = [];
     private readonly object _excessLock = new();
@@ -70,10 +71,16 @@ internal sealed class ScratchPool : IDisposable
         {
             if (_spilling && SpillFile!.TryRent(out var spilled)) return spilled;
             if (onWriter && _writerStack.TryPop(out var warm)) return warm;
-            if (_shared.TryDequeue(out var pooled))
+            if (Volatile.Read(ref _sharedCount) > 0)
             {
-                Interlocked.Decrement(ref _sharedCount);
-                return pooled;
+                lock (_sharedLock)
+                {
+                    if (_shared.TryPop(out var pooled))
+                    {
+                        _sharedCount = _shared.Count;
+                        return pooled;
+                    }
+                }
             }
             lock (_excessLock)
             {
@@ -107,12 +114,15 @@ internal sealed class ScratchPool : IDisposable
                 _writerStack.Push(buffer);
                 return;
             }
-            if (Interlocked.Increment(ref _sharedCount) <= MaxPooledPages)
+            lock (_sharedLock)
             {
-                _shared.Enqueue(buffer);
-                return;
+                if (_shared.Count < MaxPooledPages)
+                {
+                    _shared.Push(buffer);
+                    _sharedCount = _shared.Count;
+                    return;
+                }
             }
-            Interlocked.Decrement(ref _sharedCount);
         }
         if (buffer.Arena is not null)
         {
@@ -157,7 +167,10 @@ internal sealed class ScratchPool : IDisposable
     public void Dispose()
     {
         while (_writerStack.TryPop(out var b)) b.Release();
-        while (_shared.TryDequeue(out var b)) b.Release();
+        lock (_sharedLock)
+        {
+            while (_shared.TryPop(out var b)) b.Release();
+        }
         lock (_excessLock) _excess.Clear();
         _arena.Dispose();
         SpillFile?.Dispose();

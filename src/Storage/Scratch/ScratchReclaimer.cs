@@ -7,7 +7,7 @@ namespace Storage.Scratch;
 /// </summary>
 internal sealed class ScratchReclaimer
 {
-    private readonly Queue<(long Epoch, ScratchBuffer Buffer)> _waiting = new();
+    private readonly Collections.SegmentedQueue<(long Epoch, ScratchBuffer Buffer)> _waiting = new();
     private readonly object _lock = new();
     private readonly ScratchPool _pool;
     private int _waitingCount;
