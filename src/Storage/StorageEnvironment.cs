@@ -50,7 +50,8 @@ public sealed partial class StorageEnvironment : IDisposable, IAsyncDisposable
         _states = new EnvironmentStates(new EnvironmentState(header.LastSyncedTransactionId, header.RootTree, header.NextPageNumber));
         // The directory lock is held: a scratch file of this environment is a crash's leftover.
         ScratchFile.RemoveStale(directory, header.EnvironmentId);
-        Scratch = new ScratchPool(options.Hooks.PoisonFreedScratch, options.SpillScratchToFile ? new ScratchFile(directory, header.EnvironmentId) : null);
+        Scratch = new ScratchPool(options.Hooks.PoisonFreedScratch, options.SpillScratchToFile ? new ScratchFile(directory, header.EnvironmentId) : null,
+            Flusher.FlushListPages(options));
         Reclaimer = new ScratchReclaimer(Scratch);
         ReaderMonitor = new ReaderMonitor(options, Readers, PageTable, Scratch, _states);
         var versions = new VersionRetention(PageTable, Readers, _states, journal, Scratch, Reclaimer, header.LastSyncedTransactionId);

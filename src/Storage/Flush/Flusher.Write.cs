@@ -127,7 +127,8 @@ internal sealed partial class Flusher
         }
     }
 
-    private readonly List<(long PageNumber, ScratchBuffer Buffer)> _withGaps = [];
+    /// <summary>Where <see cref="FillGaps"/> builds the pages with the gaps between them; it then trades places with <see cref="_pages"/>.</summary>
+    private List<(long PageNumber, ScratchBuffer Buffer)> _withGaps = [];
 
     /// <summary>
     /// The seek cost model (<see cref="StorageOptions.FlushGapFillBytes"/>): between two runs of pages to write, a gap of
@@ -140,7 +141,6 @@ internal sealed partial class Flusher
         var maxGap = _port.Options.FlushGapFillBytes / PageLayout.PageSizeBytes;
         if (maxGap <= 0 || _pages.Count < 2 || !Platform.Posix.IsSupported) return 0;
         _withGaps.Clear();
-        _withGaps.EnsureCapacity(2 * _pages.Count);
         long filled = 0;
         for (var i = 0; i < _pages.Count; i++)
         {
@@ -155,8 +155,7 @@ internal sealed partial class Flusher
             filled += gap;
         }
         if (filled == 0) return 0;
-        _pages.Clear();
-        _pages.AddRange(_withGaps);
+        (_pages, _withGaps) = (_withGaps, _pages);
         _withGaps.Clear();
         return filled;
     }

@@ -21,7 +21,7 @@ internal sealed partial class Flusher : IDisposable
     private readonly object _flushLock = new();
     private readonly object _commitsLock = new();
     private readonly Collections.SegmentedQueue<CommitRecord> _commits = new();
-    private readonly List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
+    private List<(long PageNumber, ScratchBuffer Buffer)> _pages = [];
     private readonly List<ScratchBuffer> _removed = [];
     private readonly List<FlushCandidate> _collected = [];
     private readonly List<ScratchBuffer> _swept = [];
@@ -56,7 +56,21 @@ internal sealed partial class Flusher : IDisposable
         _headerSequence = headerSequence;
         _thread = new Thread(Run) { IsBackground = true, Name = "Storage flusher" };
         Space = new SpaceReturner(port);
+        // The lists a flush fills, sized once for the pages the scratch budget holds. Grown by doubling instead, each step
+        // past 85,000 bytes is a large object, and a few of them make the collector run a full (gen2) collection.
+        var pages = FlushListPages(port.Options);
+        _collected.Capacity = pages;
+        // With the clean gaps between them filled (FillGaps), a flush's pages may take up to twice as many entries.
+        _pages.Capacity = 2 * pages;
+        _withGaps.Capacity = 2 * pages;
+        _removed.Capacity = pages;
     }
+
+    /// <summary>The pages the flush's lists are sized for up front (past that they grow as they need).</summary>
+    internal static int FlushListPages(StorageOptions options) => (int)Math.Min(options.ScratchBudgetBytes / PageLayout.PageSizeBytes, MaxPresizedPages);
+
+    /// <summary>A little over the default budget's pages: a larger budget's lists grow past it as they need.</summary>
+    private const int MaxPresizedPages = 40 * 1024;
 
     /// <summary>Gives free space back to the file system after syncs.</summary>
     public SpaceReturner Space { get; }

@@ -21,10 +21,13 @@ internal sealed unsafe class ScratchArena : IDisposable
 
     private readonly object _lock = new();
     private readonly List<nint> _slabs = [];
-    private readonly Stack<ScratchBuffer> _decommitted = new();
+    private readonly Stack<ScratchBuffer> _decommitted;
     private byte* _next;
     private int _leftInSlab;
     private bool _disposed;
+
+    /// <param name="pagesExpected">Pages the list of pages given back to the kernel is sized for up front.</param>
+    public ScratchArena(int pagesExpected = 0) => _decommitted = new Stack<ScratchBuffer>(pagesExpected);
 
     /// <summary>Bytes of slabs allocated (resident or handed back).</summary>
     public long ReservedBytes

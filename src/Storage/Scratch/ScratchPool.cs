@@ -28,8 +28,8 @@ internal sealed class ScratchPool : IDisposable
     private readonly bool _poisonReturned;
     private readonly Stack<ScratchBuffer> _shared = new(MaxPooledPages);
     private readonly Lock _sharedLock = new();
-    private readonly ScratchArena _arena = new();
-    private List<ScratchBuffer> _excess = [];
+    private readonly ScratchArena _arena;
+    private List<ScratchBuffer> _excess;
     private readonly object _excessLock = new();
     private int _sharedCount;
     private long _bytesInUse;
@@ -37,10 +37,14 @@ internal sealed class ScratchPool : IDisposable
     /// <param name="poisonReturned">Test seam: fill every buffer given back with a pattern, so that a reader still
     /// pointing into one reads garbage (and fails its checks) instead of a plausible stale page.</param>
     /// <param name="spillFile">Where pages go while <see cref="Spilling"/> is on; null: never.</param>
-    public ScratchPool(bool poisonReturned = false, ScratchFile? spillFile = null)
+    /// <param name="pagesExpected">Pages the lists of pages given back are sized for up front (the scratch budget's).</param>
+    public ScratchPool(bool poisonReturned = false, ScratchFile? spillFile = null, int pagesExpected = 0)
     {
         _poisonReturned = poisonReturned;
         SpillFile = spillFile;
+        _excess = new List<ScratchBuffer>(pagesExpected);
+        _decommitting = new List<ScratchBuffer>(pagesExpected);
+        _arena = new ScratchArena(pagesExpected);
     }
 
     /// <summary>Every scratch byte handed out, in memory or in the scratch file.</summary>
@@ -162,7 +166,7 @@ internal sealed class ScratchPool : IDisposable
     }
 
     /// <summary>An empty list for <see cref="DecommitExcess"/> to put in place of the one it hands to the arena; null while a call has it.</summary>
-    private List<ScratchBuffer>? _decommitting = [];
+    private List<ScratchBuffer>? _decommitting;
 
     public void Dispose()
     {
