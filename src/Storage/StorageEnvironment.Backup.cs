@@ -161,13 +161,18 @@ public sealed partial class StorageEnvironment
         return EnvironmentRestore.RestoreChainAsync(links, targetDirectory, upToTransactionId, progress, cancellationToken, compact: compact);
     }
 
-    /// <summary>Writes a backup file under a temporary name, syncs it, and renames it to <paramref name="name"/>'s answer; deletes it on failure.</summary>
+    /// <summary>
+    /// Writes a backup file under a temporary name, syncs it, and renames it to <paramref name="name"/>'s answer; deletes it
+    /// on failure. First deletes the temporary files of backups killed before they finished (<see cref="AbandonedBackupFiles"/>).
+    /// </summary>
     private static async Task<BackupResult> WriteBackupFileAsync(string directory, Func<Func<ReadOnlyMemory<byte>, CancellationToken, ValueTask>, CancellationToken, Task<BackupResult>> backup,
         Func<BackupResult, string> name, CancellationToken cancellationToken)
     {
         directory = Path.GetFullPath(directory);
         Directory.CreateDirectory(directory);
-        var temporary = Path.Combine(directory, $".backup-{Guid.NewGuid():N}.partial");
+        // What backups killed before they finished left here.
+        AbandonedBackupFiles.Remove(directory);
+        var temporary = AbandonedBackupFiles.NewTemporaryPath(directory);
         try
         {
             BackupResult result;

@@ -309,6 +309,44 @@ public sealed class A_full_backup
     }
 
     [Fact]
+    public async Task Deletes_what_backups_killed_before_they_finished_left_and_nothing_else()
+    {
+        using var dir = new TempDirectory();
+        var backups = Directory.CreateDirectory(dir.Combine("backups")).FullName;
+        string Partial() => Path.Combine(backups, $".backup-{Guid.NewGuid():N}.partial");
+        var magic = new byte[8];
+        System.Buffers.Binary.BinaryPrimitives.WriteUInt64LittleEndian(magic, Storage.Backup.BackupFormat.HeaderMagic);
+
+        // Left by killed backups: one with a header and a block begun, one killed before its first byte, one in its magic.
+        var abandoned = new[] { Partial(), Partial(), Partial() };
+        File.WriteAllBytes(abandoned[0], [.. magic, .. new byte[5000]]);
+        File.WriteAllBytes(abandoned[1], []);
+        File.WriteAllBytes(abandoned[2], magic[..3]);
+        // Not provably abandoned backups: one being written (its writer holds it), one with other content, other names.
+        var beingWritten = Partial();
+        using var writer = new FileStream(beingWritten, FileMode.CreateNew, FileAccess.Write, FileShare.None);
+        writer.Write(magic);
+        writer.Flush();
+        var foreign = Partial();
+        File.WriteAllText(foreign, "not a backup, whatever its name");
+        var others = new[] { Path.Combine(backups, ".backup-notahexname0000000000000000000.partial"), Path.Combine(backups, "notes.partial"), Path.Combine(backups, ".backup-x.partial") };
+        foreach (var other in others) File.WriteAllBytes(other, magic);
+
+        await using (var env = StorageEnvironment.Open(dir.Combine("source"), TestOptions.Small))
+        {
+            Commit(env, 1);
+            var result = await env.BackupAsync(backups, cancellationToken: TestContext.Current.CancellationToken);
+            Assert.True(File.Exists(result.Path));
+        }
+
+        Assert.All(abandoned, path => Assert.False(File.Exists(path), path));
+        Assert.True(File.Exists(beingWritten));
+        Assert.True(File.Exists(foreign));
+        Assert.All(others, path => Assert.True(File.Exists(path), path));
+        writer.Dispose();
+    }
+
+    [Fact]
     public void A_negative_byte_rate_is_refused()
     {
         using var dir = new TempDirectory();
