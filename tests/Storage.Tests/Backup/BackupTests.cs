@@ -7,49 +7,13 @@ namespace Storage.Tests.Backup;
 /// <summary>Full hot backups and their restore: one consistent state while writers commit, and damage refused with nothing left behind.</summary>
 public sealed class A_full_backup
 {
-    private const int Keys = 600;
+    private static readonly BackupTestWorkload Workload = new(keys: 600, deleteEvery: 7);
 
-    /// <summary>What transaction <paramref name="i"/> of <see cref="Commit"/> leaves in tree "t": the model the restore is compared with.</summary>
-    private static SortedDictionary<string, byte[]> Model(long last)
-    {
-        var model = new SortedDictionary<string, byte[]>(StringComparer.Ordinal);
-        for (var i = 1; i <= last; i++)
-        {
-            var key = $"k{i % Keys:D4}";
-            if (i % 7 == 0) model.Remove(key);
-            else model[key] = Value(i);
-        }
-        model["last"] = Encoding.ASCII.GetBytes(last.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        return model;
-    }
+    private static byte[] Value(long i) => BackupTestWorkload.Value(i);
 
-    private static byte[] Value(long i) => Enumerable.Range(0, i % 50 == 0 ? 12_000 : 40 + (int)(i % 300)).Select(b => (byte)(b + i)).ToArray();
+    private static void Commit(StorageEnvironment env, long i) => Workload.Commit(env, i);
 
-    /// <summary>The writer's transaction <paramref name="i"/>: one key set or deleted, and "last".</summary>
-    private static void Commit(StorageEnvironment env, long i)
-    {
-        using var tx = env.BeginWrite();
-        var tree = tx.OpenOrCreateTree("t");
-        var key = Encoding.ASCII.GetBytes($"k{i % Keys:D4}");
-        if (i % 7 == 0) tree.Delete(key);
-        else tree.Put(key, Value(i));
-        tree.Put("last"u8, Encoding.ASCII.GetBytes(i.ToString(System.Globalization.CultureInfo.InvariantCulture)));
-        tx.Commit();
-    }
-
-    private static void AssertHolds(string directory, long expectedTransaction)
-    {
-        using var env = StorageEnvironment.Open(directory, TestOptions.Small with { CreateIfMissing = false });
-        Assert.Equal(expectedTransaction, env.GetStats().LastTransactionId);
-        using var read = env.BeginRead();
-        var tree = read.OpenTree("t");
-        var last = long.Parse(Encoding.ASCII.GetString(tree.Get("last"u8)!), System.Globalization.CultureInfo.InvariantCulture);
-        var expected = Model(last);
-        var actual = tree.Prefix([]).ToList();
-        Assert.Equal(expected.Keys, actual.Select(e => Encoding.ASCII.GetString(e.Key)));
-        foreach (var (key, value) in actual) Assert.Equal(expected[Encoding.ASCII.GetString(key)], value);
-        Assert.True(env.Check().IsConsistent);
-    }
+    private static void AssertHolds(string directory, long expectedTransaction) => Workload.AssertRestored(directory, expectedTransaction);
 
     [Fact]
     public async Task Taken_while_a_writer_commits_restores_exactly_the_state_of_its_transaction()

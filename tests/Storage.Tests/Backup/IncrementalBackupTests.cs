@@ -1,4 +1,3 @@
-using System.Text;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.Backup;
@@ -16,48 +15,13 @@ public sealed class Incremental_backups
         RetainedJournalBytes = 1L << 30,
     };
 
-    private static byte[] Value(long i) => Enumerable.Range(0, i % 40 == 0 ? 10_000 : 30 + (int)(i % 200)).Select(b => (byte)(b * 3 + i)).ToArray();
+    private static readonly BackupTestWorkload Workload = new(keys: 300, deleteEvery: 9);
 
-    private static void Commit(StorageEnvironment env, long i)
-    {
-        using var tx = env.BeginWrite();
-        var tree = tx.OpenOrCreateTree("t");
-        var key = Encoding.ASCII.GetBytes($"k{i % 300:D3}");
-        if (i % 9 == 0) tree.Delete(key);
-        else tree.Put(key, Value(i));
-        tree.Put("last"u8, Keys.Int64(i));
-        tx.Commit();
-    }
-
-    /// <summary>Tree "t" after the writer's transactions 1 to <paramref name="last"/>.</summary>
-    private static SortedDictionary<string, byte[]> Model(long last)
-    {
-        var model = new SortedDictionary<string, byte[]>(StringComparer.Ordinal);
-        for (var i = 1; i <= last; i++)
-        {
-            var key = $"k{i % 300:D3}";
-            if (i % 9 == 0) model.Remove(key);
-            else model[key] = Value(i);
-        }
-        model["last"] = Keys.Int64(last);
-        return model;
-    }
+    private static void Commit(StorageEnvironment env, long i) => Workload.Commit(env, i);
 
     /// <summary>The restored environment holds transaction <paramref name="transaction"/>, whose tree "t" is exactly the model's.</summary>
-    private static void AssertState(string directory, long transaction, long writerOffset)
-    {
-        using var env = StorageEnvironment.Open(directory, TestOptions.Small with { CreateIfMissing = false });
-        Assert.Equal(transaction, env.GetStats().LastTransactionId);
-        using var read = env.BeginRead();
-        var tree = read.OpenTree("t");
-        var last = Keys.ReadInt64(tree.Get("last"u8));
-        Assert.Equal(transaction - writerOffset, last);
-        var expected = Model(last);
-        var actual = tree.Prefix([]).ToList();
-        Assert.Equal(expected.Keys, actual.Select(e => Encoding.ASCII.GetString(e.Key)));
-        foreach (var (key, value) in actual) Assert.Equal(expected[Encoding.ASCII.GetString(key)], value);
-        Assert.True(env.Check().IsConsistent);
-    }
+    private static void AssertState(string directory, long transaction) =>
+        Assert.Equal(transaction, Workload.AssertRestored(directory, transaction));
 
     [Fact]
     public async Task A_chain_of_ten_restores_to_the_end_of_every_link_and_to_any_transaction_between()
@@ -89,7 +53,7 @@ public sealed class Incremental_backups
             var target = dir.Combine($"link-{end}");
             var restored = await StorageEnvironment.RestoreAsync(files.Take(end + 1).ToList(), target, cancellationToken: TestContext.Current.CancellationToken);
             Assert.Equal(chain[end].TransactionId, restored.TransactionId);
-            AssertState(target, chain[end].TransactionId, 0);
+            AssertState(target, chain[end].TransactionId);
         }
         var random = new Random(11);
         for (var k = 0; k < 20; k++)
@@ -98,7 +62,7 @@ public sealed class Incremental_backups
             var target = dir.Combine($"at-{k}");
             var restored = await StorageEnvironment.RestoreAsync(files, target, wanted, cancellationToken: TestContext.Current.CancellationToken);
             Assert.Equal(wanted, restored.TransactionId);
-            AssertState(target, wanted, 0);
+            AssertState(target, wanted);
         }
         // Every link verifies whole on its own.
         foreach (var file in files.Skip(1))

@@ -1,7 +1,5 @@
-using System.Globalization;
 using FsCheck;
 using FsCheck.Fluent;
-using Microsoft.FSharp.Core;
 using Storage.Tests.Support;
 
 namespace Storage.Tests.ModelTests;
@@ -53,18 +51,13 @@ public sealed class Backups_restore_exactly_the_models_state_of_any_transaction
     public void For_a_fixed_set_of_random_command_sequences()
     {
         var before = Volatile.Read(ref _restoresChecked);
-        Check(FixedSeed, Tests(25));
+        Check(FixedSeed, ModelCheck.Tests(25, costRatio: 20));
         Assert.True(Volatile.Read(ref _restoresChecked) - before >= 10, $"the fixed sequences checked {Volatile.Read(ref _restoresChecked) - before} restores");
     }
 
     [Fact]
     public void For_fresh_random_command_sequences() =>
-        Check(ulong.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_SEED"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var seed)
-            ? seed
-            : (ulong)Random.Shared.NextInt64(1, long.MaxValue), Tests(25));
-
-    private static int Tests(int defaultCount) =>
-        int.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_TESTS"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var count) ? Math.Max(1, count / 20) : defaultCount;
+        Check(ModelCheck.FreshSeed(), ModelCheck.Tests(25, costRatio: 20));
 
     private static Gen<BackupCommand> Command()
     {
@@ -92,18 +85,7 @@ public sealed class Backups_restore_exactly_the_models_state_of_any_transaction
                         from commands in Gen.ArrayOf(Command(), count)
                         select commands;
         var property = Prop.ForAll(scenarios.ToArbitrary(), Run);
-        var config = Config.QuickThrowOnFailure
-            .WithMaxTest(tests)
-            .WithQuietOnSuccess(true)
-            .WithReplay(FSharpOption<Replay>.Some(new Replay(new Rnd(seed, 0x9E3779B97F4A7C15UL | 1), FSharpOption<int>.None)));
-        try
-        {
-            FsCheck.Check.One(config, property);
-        }
-        catch (Exception e)
-        {
-            throw new Xunit.Sdk.XunitException($"Model-based backup run failed; replay with STORAGE_MODEL_SEED={seed}.{System.Environment.NewLine}{e.Message}");
-        }
+        ModelCheck.Run(ModelCheck.Config(seed, tests), property, seed, "backup run");
     }
 
     private static void Run(BackupCommand[] commands)

@@ -49,16 +49,11 @@ public sealed class A_group_behaves_like_one_sorted_dictionary_per_member
     ];
 
     [Fact]
-    public void For_a_fixed_set_of_random_command_sequences() => Check(FixedSeed, Tests(60));
+    public void For_a_fixed_set_of_random_command_sequences() => Check(FixedSeed, ModelCheck.Tests(60));
 
     [Fact]
     public void For_fresh_random_command_sequences() =>
-        Check(ulong.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_SEED"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var seed)
-            ? seed
-            : (ulong)Random.Shared.NextInt64(1, long.MaxValue), Tests(60));
-
-    private static int Tests(int defaultCount) =>
-        int.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_TESTS"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var count) ? count : defaultCount;
+        Check(ModelCheck.FreshSeed(), ModelCheck.Tests(60));
 
     private static Gen<GroupCommand> Command()
     {
@@ -86,23 +81,13 @@ public sealed class A_group_behaves_like_one_sorted_dictionary_per_member
                         from commands in Gen.ArrayOf(Command(), count)
                         select (options, commands);
         var property = Prop.ForAll(scenarios.ToArbitrary(), scenario => Run(Options[scenario.options], scenario.commands));
-        var config = Config.QuickThrowOnFailure
-            .WithMaxTest(tests)
-            .WithQuietOnSuccess(true)
-            .WithReplay(FSharpOption<Replay>.Some(new Replay(new Rnd(seed, 0x9E3779B97F4A7C15UL | 1), FSharpOption<int>.None)));
+        var config = ModelCheck.Config(seed, tests);
         if (System.Environment.GetEnvironmentVariable("STORAGE_MODEL_REPLAY") is { } replay)
         {
             var parts = replay.Split(',').Select(p => ulong.Parse(p, CultureInfo.InvariantCulture)).ToArray();
             config = config.WithMaxTest(1).WithReplay(FSharpOption<Replay>.Some(new Replay(new Rnd(parts[0], parts[1]), FSharpOption<int>.Some((int)parts[2]))));
         }
-        try
-        {
-            FsCheck.Check.One(config, property);
-        }
-        catch (Exception e)
-        {
-            throw new Xunit.Sdk.XunitException($"Model-based group run failed; replay with STORAGE_MODEL_SEED={seed}.{System.Environment.NewLine}{e.Message}");
-        }
+        ModelCheck.Run(config, property, seed, "group run");
     }
 
     private static void Run(StorageOptions options, GroupCommand[] commands)

@@ -1,7 +1,5 @@
-using System.Globalization;
 using FsCheck;
 using FsCheck.Fluent;
-using Microsoft.FSharp.Core;
 
 namespace Storage.Tests.ModelTests;
 
@@ -17,17 +15,11 @@ public sealed class The_engine_behaves_like_a_sorted_dictionary_with_transaction
     private const int MaxCommands = 250;
 
     [Fact]
-    public void For_a_fixed_set_of_random_command_sequences() => Check(FixedSeed, Tests(250));
+    public void For_a_fixed_set_of_random_command_sequences() => Check(FixedSeed, ModelCheck.Tests(250));
 
     [Fact]
     public void For_fresh_random_command_sequences() =>
-        Check(Seed() ?? (ulong)Random.Shared.NextInt64(1, long.MaxValue), Tests(250));
-
-    private static ulong? Seed() =>
-        ulong.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_SEED"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var seed) ? seed : null;
-
-    private static int Tests(int defaultCount) =>
-        int.TryParse(System.Environment.GetEnvironmentVariable("STORAGE_MODEL_TESTS"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var count) ? count : defaultCount;
+        Check(ModelCheck.FreshSeed(), ModelCheck.Tests(250));
 
     private static void Check(ulong seed, int tests)
     {
@@ -36,17 +28,6 @@ public sealed class The_engine_behaves_like_a_sorted_dictionary_with_transaction
             using var runner = new ModelRunner(scenario.OptionsIndex);
             runner.Run(scenario);
         });
-        var config = Config.QuickThrowOnFailure
-            .WithMaxTest(tests)
-            .WithQuietOnSuccess(true)
-            .WithReplay(FSharpOption<Replay>.Some(new Replay(new Rnd(seed, 0x9E3779B97F4A7C15UL | 1), FSharpOption<int>.None)));
-        try
-        {
-            FsCheck.Check.One(config, property);
-        }
-        catch (Exception e)
-        {
-            throw new Xunit.Sdk.XunitException($"Model-based run failed; replay with STORAGE_MODEL_SEED={seed}.{System.Environment.NewLine}{e.Message}");
-        }
+        ModelCheck.Run(ModelCheck.Config(seed, tests), property, seed, "run");
     }
 }
