@@ -86,18 +86,16 @@ internal sealed class StorageEngineInstance : IMergingEngineInstance, IHotBackup
     /// <summary>One commit's figures; under a lock, as a pipelined commit's come from the thread its write completed on.</summary>
     private void Record(CommitStats stats)
     {
-        lock (_recordLock) RecordLocked(stats);
-    }
-
-    private void RecordLocked(CommitStats stats)
-    {
-        _pagesModified.Add(stats.PagesModified);
-        _leafPages.Add(stats.LeafPages);
-        _branchPages.Add(stats.BranchPages);
-        _overflowPages.Add(stats.OverflowPages);
-        _otherPages.Add(stats.OtherPages);
-        _journalBytes.Add(stats.JournalBytes);
-        if (stats.Compressed) _compressedCommits++;
+        lock (_recordLock)
+        {
+            _pagesModified.Add(stats.PagesModified);
+            _leafPages.Add(stats.LeafPages);
+            _branchPages.Add(stats.BranchPages);
+            _overflowPages.Add(stats.OverflowPages);
+            _otherPages.Add(stats.OtherPages);
+            _journalBytes.Add(stats.JournalBytes);
+            if (stats.Compressed) _compressedCommits++;
+        }
     }
 
     public void CommitDeletes(KeyValueBatch batch)

@@ -20,10 +20,9 @@ internal static class AbandonedBackupFiles
     /// <summary>The temporary name of a new backup file in <paramref name="directory"/>.</summary>
     public static string NewTemporaryPath(string directory) => Path.Combine(directory, $"{Prefix}{Guid.NewGuid():N}{Suffix}");
 
-    /// <summary>Deletes the abandoned temporary backup files in <paramref name="directory"/>; returns how many.</summary>
-    public static int Remove(string directory)
+    /// <summary>Deletes the abandoned temporary backup files in <paramref name="directory"/>.</summary>
+    public static void Remove(string directory)
     {
-        var removed = 0;
         foreach (var path in Directory.EnumerateFiles(directory, Prefix + "*" + Suffix))
         {
             if (!IsTemporaryName(Path.GetFileName(path))) continue;
@@ -33,7 +32,6 @@ internal static class AbandonedBackupFiles
                 using var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Delete, 1, FileOptions.None);
                 if (!StartsAsBackup(file)) continue;
                 File.Delete(path);
-                removed++;
             }
             catch (IOException)
             {
@@ -44,7 +42,6 @@ internal static class AbandonedBackupFiles
                 // Not ours to delete.
             }
         }
-        return removed;
     }
 
     /// <summary>Whether <paramref name="name"/> is a temporary backup file's: the prefix, 32 lowercase hex digits, the suffix.</summary>

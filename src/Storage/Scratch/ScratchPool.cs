@@ -31,7 +31,6 @@ internal sealed class ScratchPool : IDisposable
     private readonly ScratchArena _arena;
     private List<ScratchBuffer> _excess;
     private readonly object _excessLock = new();
-    private int _sharedCount;
     private long _bytesInUse;
 
     /// <param name="poisonReturned">Test seam: fill every buffer given back with a pattern, so that a reader still
@@ -75,15 +74,12 @@ internal sealed class ScratchPool : IDisposable
         {
             if (_spilling && SpillFile!.TryRent(out var spilled)) return spilled;
             if (onWriter && _writerStack.TryPop(out var warm)) return warm;
-            if (Volatile.Read(ref _sharedCount) > 0)
+            // Read without the lock as a hint: an empty stack costs no lock.
+            if (_shared.Count > 0)
             {
                 lock (_sharedLock)
                 {
-                    if (_shared.TryPop(out var pooled))
-                    {
-                        _sharedCount = _shared.Count;
-                        return pooled;
-                    }
+                    if (_shared.TryPop(out var pooled)) return pooled;
                 }
             }
             lock (_excessLock)
@@ -123,7 +119,6 @@ internal sealed class ScratchPool : IDisposable
                 if (_shared.Count < MaxPooledPages)
                 {
                     _shared.Push(buffer);
-                    _sharedCount = _shared.Count;
                     return;
                 }
             }
