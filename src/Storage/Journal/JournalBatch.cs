@@ -8,8 +8,24 @@ namespace Storage.Journal;
 /// </summary>
 internal sealed unsafe class JournalBatch : IDisposable
 {
-    /// <summary>A buffer grown past this for an unusually large transaction is given back once it is written.</summary>
+    /// <summary>
+    /// A buffer grown past this goes back once the batches are small again: after <see cref="SmallBatchesBeforeShrink"/>
+    /// batches in a row that fit it, or at once when it grew past <see cref="MaxRetainedCapacityBytes"/>.
+    /// </summary>
     private const long RetainedCapacityBytes = 16 << 20;
+
+    /// <summary>
+    /// Lazy commits fill a batch for <see cref="StorageOptions.LazyCommitDelay"/>, which at a high commit rate comes to
+    /// about <see cref="RetainedCapacityBytes"/>: giving the memory back after every larger batch made the commits filling
+    /// the next one fault it all in again, page by page (37 µs of each W1-lazy transaction, a tenth of it).
+    /// </summary>
+    private const int SmallBatchesBeforeShrink = 16;
+
+    /// <summary>Larger than any batch of ordinary lazy commits between writes (a journal file's default size): only a very large transaction grows a buffer past it.</summary>
+    private const long MaxRetainedCapacityBytes = 64 << 20;
+
+    /// <summary>Batches in a row (up to <see cref="SmallBatchesBeforeShrink"/>) that fit <see cref="RetainedCapacityBytes"/>.</summary>
+    private int _smallBatches;
 
     private AlignedBuffer _filling = new(64 << 10);
     private AlignedBuffer _writing = new(64 << 10);
@@ -42,10 +58,16 @@ internal sealed unsafe class JournalBatch : IDisposable
         return taken;
     }
 
-    /// <summary>The write of a taken buffer returned: memory grown for an unusually large transaction goes back.</summary>
-    public static void Written(AlignedBuffer buffer)
+    /// <summary>
+    /// The write of a taken batch of <paramref name="lengthBytes"/> returned: a buffer grown past the retained size goes
+    /// back once batches fit that size again, or at once after an unusually large transaction. Called by the writes, which
+    /// are made one at a time.
+    /// </summary>
+    public void Written(AlignedBuffer buffer, long lengthBytes)
     {
-        if (buffer.Capacity > RetainedCapacityBytes) buffer.ShrinkTo(RetainedCapacityBytes);
+        _smallBatches = lengthBytes > RetainedCapacityBytes ? 0 : Math.Min(_smallBatches + 1, SmallBatchesBeforeShrink);
+        if (buffer.Capacity <= RetainedCapacityBytes) return;
+        if (_smallBatches >= SmallBatchesBeforeShrink || buffer.Capacity > MaxRetainedCapacityBytes) buffer.ShrinkTo(RetainedCapacityBytes);
     }
 
     public void Dispose()

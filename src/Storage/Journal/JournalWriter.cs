@@ -265,7 +265,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
                 throw;
             }
             _listener?.DurableWriteTimed(length, ticks);
-            JournalBatch.Written(batch);
+            _batch.Written(batch, length);
             Interlocked.Exchange(ref _durableTransactionId, lastTransactionId);
             // Published before the waiters wake, so that they find their commits visible and go on at once.
             _listener?.BecameDurable();

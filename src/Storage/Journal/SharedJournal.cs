@@ -303,7 +303,7 @@ internal sealed unsafe class SharedJournal : IDisposable
             foreach (var member in all) member.FailedWith(e, inWrite: false);
             throw;
         }
-        JournalBatch.Written(batch);
+        _batch.Written(batch, length);
         foreach (var member in covered) member.BecameDurable(ticks);
         return true;
     }
