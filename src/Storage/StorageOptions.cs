@@ -38,8 +38,9 @@ public sealed record StorageOptions
 
     /// <summary>
     /// The longest a commit made with <see cref="CommitDurability.Lazy"/> waits before its journal entry is written
-    /// (durably, with any others waiting); a durable commit, <see cref="StorageEnvironment.Checkpoint"/> or disposing
-    /// the environment writes them sooner. A crash within this time loses those commits, never part of one.
+    /// (durably, with any others waiting); a durable commit, <see cref="StorageEnvironment.Checkpoint"/>, disposing
+    /// the environment or 4 MiB of entries waiting writes them sooner. A crash within this time loses those commits,
+    /// never part of one.
     /// </summary>
     public TimeSpan LazyCommitDelay { get; init; } = TimeSpan.FromMilliseconds(100);
 

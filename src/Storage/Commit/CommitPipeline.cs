@@ -244,10 +244,17 @@ internal sealed class CommitPipeline : IJournalListener, IDisposable
         var firstWaiting = !_journal.HasPendingEntries;
         var position = _journal.Append((byte*)entry.Pointer, entry.LengthBytes, transactionId);
         _dataFile.NoteAppended(nextPageNumber);
-        // The flusher writes lazy entries when the first has waited long enough.
-        if (lazy && firstWaiting) _flusher.Wake();
+        // The flusher writes lazy entries when the first has waited long enough, or when enough of them wait.
+        if (lazy && (firstWaiting || CrossedLazyWriteBytes(entry.LengthBytes))) _flusher.Wake();
         if (entry.LengthBytes > 16 << 20) _entryBuilder.Trim();
         return (position.FileNumber, position.OffsetBytes + entry.LengthBytes);
+    }
+
+    /// <summary>Whether this entry brought the entries waiting to <see cref="Flusher.LazyWriteBytes"/>.</summary>
+    private bool CrossedLazyWriteBytes(long entryBytes)
+    {
+        var pending = _journal.PendingBytes;
+        return pending >= Flusher.LazyWriteBytes && pending - entryBytes < Flusher.LazyWriteBytes;
     }
 
     /// <summary>

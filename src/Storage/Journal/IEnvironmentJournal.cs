@@ -81,6 +81,9 @@ internal unsafe interface IEnvironmentJournal : IDisposable
     /// <summary>When the oldest entry of this environment waiting was appended (a stopwatch timestamp), or 0.</summary>
     long PendingSinceTimestamp { get; }
 
+    /// <summary>Bytes of this environment's entries waiting to be written.</summary>
+    long PendingBytes { get; }
+
     /// <summary>Adds an entry, after <see cref="Reserve"/>, to those the next durable write takes; returns where it will be.</summary>
     (long FileNumber, long OffsetBytes) Append(byte* entry, long lengthBytes, long transactionId);
 

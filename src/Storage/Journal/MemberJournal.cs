@@ -262,6 +262,8 @@ internal sealed unsafe class MemberJournal : IEnvironmentJournal
 
     public long PendingSinceTimestamp => Volatile.Read(ref _pendingSince);
 
+    public long PendingBytes => Interlocked.Read(ref _pendingBytes);
+
     public bool WritePending() => _shared.WritePending(this);
 
     public bool IsInWriteUnderWay(long transactionId) =>

@@ -45,6 +45,8 @@ internal sealed unsafe class WritingAppendJournal(IEnvironmentJournal inner) : I
     public int WritesUnderWay => inner.WritesUnderWay;
     public int EntryStamp => inner.EntryStamp;
     public long PendingSinceTimestamp => inner.PendingSinceTimestamp;
+
+    public long PendingBytes => inner.PendingBytes;
     public void Continue(long number, string path, long positionBytes, long lastTransactionId) => inner.Continue(number, path, positionBytes, lastTransactionId);
     public void StartFile(long firstTransactionId) => inner.StartFile(firstTransactionId);
     public void Reserve(long lengthBytes, long transactionId) => inner.Reserve(lengthBytes, transactionId);

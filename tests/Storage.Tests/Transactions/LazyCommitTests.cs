@@ -90,6 +90,39 @@ public sealed class A_lazy_commit
     }
 
     [Fact]
+    public void Is_written_by_the_background_once_enough_entries_wait_however_long_the_delay()
+    {
+        using var dir = new TempDirectory();
+        // One journal file takes every entry: no file switch writes them either.
+        var options = Waiting with { MinJournalFileSizeBytes = 32 << 20, MaxJournalFileSizeBytes = 32 << 20 };
+        using var env = StorageEnvironment.Open(dir.Path, options);
+        PutAndCommit(env, "t", ("a", "durable"));
+        // Random values do not compress: each entry holds its value whole.
+        var value = new byte[60_000];
+        Random.Shared.NextBytes(value);
+        var first = 0L;
+        for (var written = 0L; written < 2 * Storage.Flush.Flusher.LazyWriteBytes; written += value.Length)
+        {
+            using var tx = env.BeginWrite();
+            tx.OpenTree("t").Put(TestData.Key($"lazy {written}"), value);
+            var stats = tx.Commit(CommitDurability.Lazy);
+            Assert.False(stats.IsDurable);
+            if (first == 0) first = stats.TransactionId;
+        }
+        // Nothing but the size of the entries waiting can have the background write them: the delay is an hour.
+        var deadline = Stopwatch.StartNew();
+        while (env.GetStats().LastDurableTransactionId < first)
+        {
+            Assert.True(deadline.Elapsed < TimeSpan.FromSeconds(30), "lazy entries past the size were never written");
+            Thread.Yield();
+        }
+        env.SimulateCrash();
+        using var reopened = StorageEnvironment.Open(dir.Path, Waiting);
+        using var read = reopened.BeginRead();
+        Assert.Equal(value, read.OpenTree("t").Get(TestData.Key("lazy 0")));
+    }
+
+    [Fact]
     public void Keeps_the_durable_version_of_a_page_a_waiting_lazy_commit_changed_for_a_flush_meanwhile()
     {
         using var dir = new TempDirectory();
