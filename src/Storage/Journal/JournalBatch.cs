@@ -15,9 +15,10 @@ internal sealed unsafe class JournalBatch : IDisposable
     private const long RetainedCapacityBytes = 16 << 20;
 
     /// <summary>
-    /// Lazy commits fill a batch for <see cref="StorageOptions.LazyCommitDelay"/>, which at a high commit rate comes to
-    /// about <see cref="RetainedCapacityBytes"/>: giving the memory back after every larger batch made the commits filling
-    /// the next one fault it all in again, page by page (37 µs of each W1-lazy transaction, a tenth of it).
+    /// Lazy commits fill a batch until the flusher writes it, and a flusher busy writing pages lets it pass
+    /// <see cref="RetainedCapacityBytes"/> again and again: giving the memory back after every larger batch made the
+    /// commits filling the next one fault it all in again, page by page (37 µs of each W1-lazy transaction, a tenth of it,
+    /// when lazy batches were written only by their delay).
     /// </summary>
     private const int SmallBatchesBeforeShrink = 16;
 
