@@ -77,6 +77,30 @@ internal sealed class SegmentedQueue<T>
 
     public T Dequeue() => TryDequeue(out var item) ? item : throw new InvalidOperationException("The queue is empty.");
 
+    /// <summary>The items from the oldest, without taking them off (the queue must not change meanwhile).</summary>
+    public Enumerator GetEnumerator() => new(this);
+
+    public struct Enumerator(SegmentedQueue<T> queue)
+    {
+        private Segment? _segment = queue._head;
+        private int _index = queue._headIndex - 1;
+        private int _left = queue.Count;
+
+        public readonly T Current => _segment!.Items[_index];
+
+        public bool MoveNext()
+        {
+            if (_left == 0) return false;
+            _left--;
+            if (++_index == SegmentLength)
+            {
+                _segment = _segment!.Next;
+                _index = 0;
+            }
+            return true;
+        }
+    }
+
     private sealed class Segment
     {
         public readonly T[] Items = new T[SegmentLength];

@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Storage.Collections;
 using Storage.Journal;
 using Storage.Paging;
 using Storage.Scratch;
@@ -30,10 +31,10 @@ internal sealed class VersionRetention(PageTable pageTable, ReaderTable readers,
     private readonly List<long> _snapshots = [];
 
     /// <summary>Pages of commits that were not yet visible when they pruned, oldest commit first (the writer's own).</summary>
-    private readonly Queue<(long TransactionId, long PageNumber)> _pruneAgain = new();
+    private readonly SegmentedQueue<(long TransactionId, long PageNumber)> _pruneAgain = new();
 
     /// <summary>Pages of lazy commits that were not yet durable when they pruned, oldest commit first (the writer's own).</summary>
-    private readonly Queue<(long TransactionId, long PageNumber)> _pruneAfterDurable = new();
+    private readonly SegmentedQueue<(long TransactionId, long PageNumber)> _pruneAfterDurable = new();
 
     /// <summary>The last commit of the last batch of records handed to the flusher: no flush aims at a later one.</summary>
     private long _handedToFlusher = handedToFlusher;

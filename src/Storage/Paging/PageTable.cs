@@ -137,7 +137,7 @@ internal sealed class PageTable
     /// <see cref="Prune"/> for the pages a commit changed and did not free, and then for <paramref name="again"/> (pages
     /// of earlier commits), under one hold of the lock.
     /// </summary>
-    public void PruneCommitted(Dictionary<long, Transactions.DirtyPage> dirty, Queue<(long TransactionId, long PageNumber)> again,
+    public void PruneCommitted(Dictionary<long, Transactions.DirtyPage> dirty, Collections.SegmentedQueue<(long TransactionId, long PageNumber)> again,
         ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
         lock (_mutate)
@@ -155,7 +155,7 @@ internal sealed class PageTable
     /// <paramref name="upTo"/>, at most <paramref name="max"/> of them, taking each off the queue, under one hold of the lock.
     /// </summary>
     /// <returns>How many were pruned and taken off.</returns>
-    public int PruneQueued(Queue<(long TransactionId, long PageNumber)> queue, long upTo, int max,
+    public int PruneQueued(Collections.SegmentedQueue<(long TransactionId, long PageNumber)> queue, long upTo, int max,
         ReadOnlySpan<long> snapshots, long published, List<ScratchBuffer> pruned)
     {
         var done = 0;

@@ -42,6 +42,9 @@ public sealed class A_segmented_queue
                 }
                 Assert.Equal(model.Count, queue.Count);
                 Assert.Equal(model.Count > 0, queue.TryPeek(out _));
+                var listed = new List<string>();
+                foreach (var item in queue) listed.Add(item);
+                Assert.Equal(model, listed);
             }
             while (model.Count > 0) Assert.Equal(model.Dequeue(), queue.Dequeue());
             Assert.False(queue.TryDequeue(out _));
