@@ -190,13 +190,16 @@ internal sealed partial class Flusher : IDisposable
     /// </summary>
     public const long LazyWriteBytes = 4 << 20;
 
+    /// <summary>Whether <see cref="LazyWriteBytes"/> of entries wait: they are written now, whatever the delay.</summary>
+    private bool LazyEntriesFillABatch => _port.Journal.PendingBytes >= LazyWriteBytes;
+
     /// <summary>Until the next flush interval, or until the oldest lazy entry waiting is due to be written.</summary>
     private int NextWaitMs()
     {
         var interval = (int)Math.Ceiling(_port.Options.FlushInterval.TotalMilliseconds);
         var lazySince = _port.Journal.PendingSinceTimestamp;
         if (lazySince == 0) return interval;
-        if (_port.Journal.PendingBytes >= LazyWriteBytes) return 0;
+        if (LazyEntriesFillABatch) return 0;
         var left = _port.Options.LazyCommitDelay.TotalMilliseconds - Stopwatch.GetElapsedTime(lazySince).TotalMilliseconds;
         return (int)Math.Clamp(Math.Ceiling(left), 0, interval);
     }
@@ -208,8 +211,7 @@ internal sealed partial class Flusher : IDisposable
     private bool WriteLazyEntriesIfDue()
     {
         var lazySince = _port.Journal.PendingSinceTimestamp;
-        if (lazySince == 0) return true;
-        if (_port.Journal.PendingBytes < LazyWriteBytes && Stopwatch.GetElapsedTime(lazySince) < _port.Options.LazyCommitDelay) return true;
+        if (lazySince == 0 || (!LazyEntriesFillABatch && Stopwatch.GetElapsedTime(lazySince) < _port.Options.LazyCommitDelay)) return true;
         try
         {
             _port.Journal.WritePending();

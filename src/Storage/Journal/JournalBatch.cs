@@ -32,7 +32,14 @@ internal sealed unsafe class JournalBatch : IDisposable
     private AlignedBuffer _writing = new(64 << 10);
 
     /// <summary>Bytes of entries waiting.</summary>
-    public long LengthBytes { get; private set; }
+    /// <remarks>Changed under the owner's append lock; read without it (<see cref="IEnvironmentJournal.PendingBytes"/>).</remarks>
+    public long LengthBytes
+    {
+        get => Volatile.Read(ref _lengthBytes);
+        private set => Volatile.Write(ref _lengthBytes, value);
+    }
+
+    private long _lengthBytes;
 
     /// <summary>Where in the file the first entry waiting goes.</summary>
     public long StartBytes { get; private set; }

@@ -35,7 +35,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     private readonly JournalBatch _batch = new();
     private long _pendingLastTransactionId;
     private long _pendingSinceTimestamp;
-    private long _pendingBytes;
     private long _durableTransactionId;
     private int _writesUnderWay;
 
@@ -200,7 +199,7 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
     public long PendingSinceTimestamp => Volatile.Read(ref _pendingSinceTimestamp);
 
     /// <summary>Bytes of the entries waiting (written under the append lock, read without it).</summary>
-    public long PendingBytes => Volatile.Read(ref _pendingBytes);
+    public long PendingBytes => _batch.LengthBytes;
 
     /// <summary>
     /// Adds an entry, after <see cref="Reserve"/>, to those the next durable write takes (in order, each with its own
@@ -214,7 +213,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
             System.Diagnostics.Debug.Assert(_position + lengthBytes + JournalEndMarker.BlockBytes <= current.SizeBytes, "Reserve made room for the entry");
             if (_batch.IsEmpty) Volatile.Write(ref _pendingSinceTimestamp, System.Diagnostics.Stopwatch.GetTimestamp());
             _batch.Add(entry, lengthBytes, _position);
-            Volatile.Write(ref _pendingBytes, _batch.LengthBytes);
             _pendingLastTransactionId = transactionId;
             var start = _position;
             _position = start + lengthBytes;
@@ -249,7 +247,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
             (batch, start, length) = _batch.Take();
             lastTransactionId = _pendingLastTransactionId;
             Volatile.Write(ref _pendingSinceTimestamp, 0);
-            Volatile.Write(ref _pendingBytes, 0);
             file = CurrentFile();
         }
         try
@@ -390,7 +387,6 @@ internal sealed unsafe class JournalWriter : IEnvironmentJournal
                 // Entries not written by now are lost, as in a crash: the caller writes them first when it can.
                 _batch.Dispose();
                 Volatile.Write(ref _pendingSinceTimestamp, 0);
-                Volatile.Write(ref _pendingBytes, 0);
             }
         }
         // Committers still waiting learn that their transactions were not committed.
